@@ -1,0 +1,3 @@
+"""loopopt: a loop-nest optimizing compiler for NVIDIA GPUs, built on xDSL."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,2 @@
+"""Read-only analyses of affine loop nests: accesses, dependences (islpy), parallel loops,
+footprints."""

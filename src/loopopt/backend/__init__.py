@@ -1,0 +1,1 @@
+"""loopopt.backend."""

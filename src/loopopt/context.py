@@ -1,0 +1,88 @@
+"""The xDSL context loopopt works in, and a parser that records where each op came from."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import affine, arith, builtin, cf, func, llvm, math, memref, scf
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from loopopt.diagnostics import LoopoptError
+
+
+def make_context() -> Context:
+    """A context with every dialect loopopt reads or produces."""
+    ctx = Context()
+    for dialect in (builtin.Builtin, func.Func, affine.Affine, scf.Scf, arith.Arith, math.Math,
+                    memref.MemRef, cf.Cf, llvm.LLVM):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+class LocatingParser(Parser):
+    """An xDSL parser that gives each parsed op a `file:line:col` location (unless it has one).
+
+    Diagnostics of later passes can then point at the input text, as mlir-opt's do.
+    `line_offset` shifts line numbers for the chunks of `--split-input-file`.
+    """
+
+    def __init__(self, ctx: Context, text: str, name: str = "<stdin>", line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self._text = text
+        self._name = name
+        self._line_offset = line_offset
+
+    def pos_location(self) -> str:
+        """`name:line:col` of the parser's current position."""
+        loc = self._current_token.span.get_location()
+        return f"{self._name}:{loc.line + self._line_offset}:{loc.col}"
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            line = self._text.count("\n", 0, start) + 1 + self._line_offset
+            column = start - (self._text.rfind("\n", 0, start) + 1) + 1
+            op.location = FileLineColLoc(StringAttr(self._name), IntAttr(line), IntAttr(column))
+        return op
+
+
+def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None) -> ModuleOp:
+    """Parse MLIR text into a verified module; errors become a LoopoptError."""
+    ctx = ctx if ctx is not None else make_context()
+    return parse_chunk(ctx, text, name)
+
+
+def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> ModuleOp:
+    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`)."""
+    parser = LocatingParser(ctx, text, name, line_offset)
+    try:
+        module = parser.parse_module()
+    except ParseError as e:
+        loc = e.span.get_location()
+        raise LoopoptError(e.msg, location=f"{name}:{loc.line + line_offset}:{loc.col}") from None
+    except VerifyException as e:  # raised by op constructors while parsing
+        loc = parser.pos_location()
+        raise LoopoptError(f"invalid IR: {_first_line(e)}", location=loc) from None
+    verify_ir(module, "invalid IR")
+    return module
+
+
+def verify_ir(module: ModuleOp, what: str) -> None:
+    """Verify `module`; on failure, a LoopoptError at the innermost failing op."""
+    try:
+        module.verify()
+    except (VerifyException, ValueError) as whole:
+        for op in module.walk(reverse=True):
+            try:
+                op.verify(verify_nested_ops=False)
+            except (VerifyException, ValueError) as e:
+                raise LoopoptError(f"{what}: {_first_line(e)}", op=op) from None
+        raise LoopoptError(f"{what}: {_first_line(whole)}") from None
+
+
+def _first_line(e: Exception) -> str:
+    lines = [line for line in str(e).splitlines() if line.strip()]
+    return lines[0] if lines else type(e).__name__

@@ -1,0 +1,1 @@
+"""Bundled example inputs (MLIR) for `loopopt-opt` with no FILE."""

@@ -1,0 +1,171 @@
+"""Finding and naming loops: the vocabulary every pass and analysis shares.
+
+Loops are `affine.for` ops; a loop's user-visible name is its `loopopt.name` string attribute
+(set by the Python frontend or by `loop-name`). A *band* is a list of loops, outermost first, each
+the only op (besides the terminator) in the body of the previous one: a perfect nest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from xdsl.dialects import affine, func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
+from xdsl.ir import Operation
+
+from loopopt.diagnostics import LoopoptError
+
+LOOP_NAME = "loopopt.name"
+"""String attribute naming a loop (`i`, `j`, `i0` …)."""
+PARALLEL = "loopopt.parallel"
+"""Unit attribute on a loop that carries no dependence (set by `loop-mark-parallel`)."""
+
+
+def loop_name(loop: Operation) -> str | None:
+    attr = loop.attributes.get(LOOP_NAME)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def set_loop_name(loop: Operation, name: str) -> None:
+    loop.attributes[LOOP_NAME] = StringAttr(name)
+
+
+def mark_parallel(loop: Operation, parallel: bool = True) -> None:
+    if parallel:
+        loop.attributes[PARALLEL] = UnitAttr()
+    else:
+        loop.attributes.pop(PARALLEL, None)
+
+
+def describe_loop(loop: Operation) -> str:
+    """A loop's name for messages: its `loopopt.name`, else `affine.for`."""
+    name = loop_name(loop)
+    return name if name is not None else "affine.for"
+
+
+def functions(module: ModuleOp, func_name: str | None = None) -> list[func.FuncOp]:
+    """The functions a pass works on: all of them, or the one named by its `func=` option."""
+    funcs = [op for op in module.walk() if isinstance(op, func.FuncOp)]
+    if func_name is None:
+        return funcs
+    chosen = [f for f in funcs if f.sym_name.data == func_name]
+    if not chosen:
+        raise LoopoptError(f"no function named '{func_name}'", op=module)
+    return chosen
+
+
+def loops_in(root: Operation) -> Iterator[affine.ForOp]:
+    """All affine.for ops under (not including) `root`, in pre-order."""
+    for op in root.walk():
+        if op is not root and isinstance(op, affine.ForOp):
+            yield op
+
+
+def find_loops(root: Operation, name: str) -> list[affine.ForOp]:
+    return [loop for loop in loops_in(root) if loop_name(loop) == name]
+
+
+def find_loop(root: Operation, name: str, pass_name: str) -> affine.ForOp:
+    """The unique loop named `name` under `root`; a diagnostic if there is none or several."""
+    found = find_loops(root, name)
+    if not found:
+        raise LoopoptError(f"{pass_name}: no loop named '{name}'", op=root)
+    if len(found) > 1:
+        raise LoopoptError(
+            f"{pass_name}: {len(found)} loops are named '{name}'; name them apart with "
+            "loop-name or restrict the pass with func=",
+            op=found[1],
+        )
+    return found[0]
+
+
+def outermost_loops(root: Operation) -> list[affine.ForOp]:
+    """Loops under `root` that have no enclosing affine.for below `root`."""
+    result: list[affine.ForOp] = []
+    for loop in loops_in(root):
+        parent = loop.parent_op()
+        while parent is not None and parent is not root and not isinstance(parent, affine.ForOp):
+            parent = parent.parent_op()
+        if parent is root or parent is None:
+            result.append(loop)
+    return result
+
+
+def body_ops(loop: affine.ForOp) -> list[Operation]:
+    """The ops of a loop body, without its terminator."""
+    ops = list(loop.body.block.ops)
+    if ops and isinstance(ops[-1], affine.YieldOp):
+        ops.pop()
+    return ops
+
+
+def only_child_loop(loop: affine.ForOp) -> affine.ForOp | None:
+    """The loop that is alone in `loop`'s body (a perfect nest step), if any."""
+    ops = body_ops(loop)
+    if len(ops) == 1 and isinstance(ops[0], affine.ForOp):
+        return ops[0]
+    return None
+
+
+def perfect_band(loop: affine.ForOp, max_depth: int | None = None) -> list[affine.ForOp]:
+    """`loop` and the loops perfectly nested in it, outermost first.
+
+    Loops carrying iter_args end the band (their body is not a plain nest).
+    """
+    band = [loop]
+    while max_depth is None or len(band) < max_depth:
+        if band[-1].inits:
+            break
+        child = only_child_loop(band[-1])
+        if child is None:
+            break
+        band.append(child)
+    return band
+
+
+def enclosing_loops(op: Operation) -> list[affine.ForOp]:
+    """The affine.for ops around `op`, outermost first."""
+    loops: list[affine.ForOp] = []
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, affine.ForOp):
+            loops.append(parent)
+        parent = parent.parent_op()
+    return loops[::-1]
+
+
+def band_by_names(root: Operation, names: Sequence[str], pass_name: str) -> list[affine.ForOp]:
+    """The loops named `names`, which must form a perfect band in that order."""
+    band = [find_loop(root, name, pass_name) for name in names]
+    for outer, inner in zip(band, band[1:], strict=False):
+        if only_child_loop(outer) is not inner or outer.inits:
+            raise LoopoptError(
+                f"{pass_name}: loops {', '.join(names)} do not form a perfect nest "
+                f"('{describe_loop(inner)}' is not the only op in '{describe_loop(outer)}')",
+                op=outer,
+            )
+    return band
+
+
+def constant_bounds(loop: affine.ForOp) -> tuple[int, int] | None:
+    """(lower, upper) when both bounds are single constants."""
+    lb, ub = loop.lowerBoundMap.data, loop.upperBoundMap.data
+    if lb.num_dims or lb.num_symbols or ub.num_dims or ub.num_symbols:
+        return None
+    if len(lb.results) != 1 or len(ub.results) != 1:
+        return None
+    lbv, ubv = lb.eval([], []), ub.eval([], [])
+    return lbv[0], ubv[0]
+
+
+def step_of(loop: affine.ForOp) -> int:
+    return loop.step.value.data
+
+
+def constant_trip_count(loop: affine.ForOp) -> int | None:
+    bounds = constant_bounds(loop)
+    if bounds is None:
+        return None
+    lb, ub = bounds
+    step = step_of(loop)
+    return max(0, (ub - lb + step - 1) // step)

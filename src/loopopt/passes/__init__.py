@@ -1,0 +1,1 @@
+"""loopopt's passes, one per file, each file named after its CLI name."""

@@ -1,0 +1,42 @@
+"""Name unnamed loops `i0, i1, …` in pre-order within each function.
+
+Before:  affine.for %a = 0 to 8 { affine.for %b = 0 to 8 {...} }
+After:   affine.for %a = 0 to 8 { affine.for %b = 0 to 8 {...} {loopopt.name = "i1"} }
+             {loopopt.name = "i0"}
+
+Names already present are kept, and a generated name never repeats one that exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+
+from loopopt.loops.nest import functions, loop_name, loops_in, set_loop_name
+from loopopt.passes.base import LoopoptPass
+
+
+@dataclass(frozen=True)
+class LoopNamePass(LoopoptPass):
+    """Name unnamed loops i0, i1, ... in pre-order within each function."""
+
+    name = "loop-name"
+
+    func: str | None = None
+    """Only this function."""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for fn in functions(op, self.func):
+            loops = list(loops_in(fn))
+            taken = {n for n in map(loop_name, loops) if n is not None}
+            counter = 0
+            for loop in loops:
+                if loop_name(loop) is not None:
+                    continue
+                while f"i{counter}" in taken:
+                    counter += 1
+                set_loop_name(loop, f"i{counter}")
+                taken.add(f"i{counter}")
+                counter += 1

@@ -1,0 +1,190 @@
+"""`loopopt-opt`: loopopt's pass-pipeline driver, with mlir-opt/xdsl-opt conventions.
+
+    loopopt-opt [FILE|-] [-p PIPELINE] [-o OUT] [--split-input-file] [--verify-diagnostics]
+                [--print-ir-after-all] [--emit mlir|llvm]
+
+Errors are one line (`file:line:col: error: ...`) on stderr, exit code 1, and no `-o` file is
+written unless the whole run succeeded. With no FILE, the bundled matmul example is compiled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from importlib import resources
+from io import StringIO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException
+
+from loopopt.context import make_context, parse_chunk, verify_ir
+from loopopt.diagnostics import LoopoptError
+from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
+from loopopt.universe import all_passes
+
+DEFAULT_EXAMPLE = "matmul.mlir"
+SPLIT_MARKER = "// -----"
+
+
+def _pass_help(passes: dict[str, Callable[[], type[ModulePass]]]) -> str:
+    lines = ["passes:"]
+    for name in sorted(passes):
+        cls = passes[name]()
+        doc = (cls.__doc__ or "").strip().splitlines()
+        lines.append(f"  {name:<22} {doc[0] if doc else ''}")
+        for field in dataclasses.fields(cls):
+            flag = field.name.replace("_", "-")
+            default = field.default if field.default is not dataclasses.MISSING else None
+            shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+            type_name = getattr(field.type, "__name__", None) or str(field.type)
+            lines.append(f"      {flag}={type_name}  (default: {shown})")
+    return "\n".join(lines)
+
+
+def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loopopt-opt",
+        description="loopopt's loop-nest optimizer: reads MLIR, runs a pass pipeline, writes MLIR "
+        "or LLVM IR. With no FILE, compiles the bundled matmul example.",
+        epilog=_pass_help(passes),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("input", nargs="?", default=None, help="input file, '-' for stdin")
+    parser.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'loop-tile{tile-sizes=32,32},loop-unroll'")
+    parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
+    parser.add_argument("--split-input-file", action="store_true", help=f"process chunks separated by '{SPLIT_MARKER}' independently")
+    parser.add_argument("--verify-diagnostics", action="store_true", help="check emitted errors against '// expected-error' annotations")
+    parser.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass to stderr")
+    parser.add_argument("--emit", choices=("mlir", "llvm"), default="mlir", help="output: MLIR (default) or LLVM IR for the host")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
+    return parser
+
+
+def _read_input(path: str | None) -> tuple[str, str]:
+    if path is None:
+        text = resources.files("loopopt.examples").joinpath(DEFAULT_EXAMPLE).read_text()
+        return text, DEFAULT_EXAMPLE
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path) as f:
+            return f.read(), path
+    except OSError as e:
+        raise LoopoptError(f"cannot read input: {e.strerror}", location=path) from None
+
+
+def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
+    if not split:
+        return [(text, 0)]
+    chunks: list[tuple[str, int]] = []
+    offset = 0
+    for chunk in text.split(SPLIT_MARKER):
+        chunks.append((chunk, offset))
+        offset += chunk.count("\n")
+    return chunks
+
+
+class Driver:
+    """Runs one invocation: parse each chunk, apply the pipeline, print."""
+
+    def __init__(self, args: argparse.Namespace, passes: dict[str, Callable[[], type[ModulePass]]]):
+        self.args = args
+        self.ctx = make_context()
+        try:
+            self.pipeline = PassPipeline.parse_spec(passes, args.passes, self._between_passes)
+        except (ValueError, TypeError) as e:
+            raise LoopoptError(f"invalid pass pipeline '{args.passes}': {e}") from None
+
+    def _between_passes(self, previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None) -> None:
+        if previous is None:
+            return
+        verify_ir(module, f"{previous.name} produced invalid IR")
+        if self.args.print_ir_after_all:
+            sys.stderr.write(f"// -----// IR Dump After {previous.name} //----- //\n")
+            Printer(stream=sys.stderr).print_op(module)
+            sys.stderr.write("\n\n")
+
+    def process(self, text: str, name: str, line_offset: int) -> str:
+        module = parse_chunk(self.ctx, text, name, line_offset)
+        self.pipeline.apply(self.ctx, module)
+        if self.args.emit == "llvm":
+            from loopopt.backend.llvm_ir import module_to_llvm_ir
+            from loopopt.lowering.to_llvm import lower_to_llvm
+
+            lower_to_llvm(module)
+            return module_to_llvm_ir(module)
+        out = StringIO()
+        Printer(stream=out).print_op(module)
+        out.write("\n")
+        return out.getvalue()
+
+
+def _internal_error(e: BaseException, debug: bool) -> str:
+    if debug:
+        traceback.print_exception(e)
+    detail = str(e).strip().splitlines()
+    return f"error: internal error ({type(e).__name__}): {detail[0] if detail else ''}"
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    passes = all_passes()
+    args = build_arg_parser(passes).parse_args(argv)
+    try:
+        text, name = _read_input(args.input)
+        driver = Driver(args, passes)
+    except LoopoptError as e:
+        print(e.one_line(), file=sys.stderr)
+        return 1
+
+    outputs: list[str] = []
+    failed = False
+    for chunk, offset in _chunks(text, args.split_input_file):
+        expected = expected_diagnostics(chunk, offset) if args.verify_diagnostics else []
+        emitted: list[tuple[str | None, str]] = []
+        try:
+            outputs.append(driver.process(chunk, name, offset))
+        except LoopoptError as e:
+            emitted.append((e.location, e.message))
+            if not args.verify_diagnostics:
+                print(e.one_line(), file=sys.stderr)
+                return 1
+        except DiagnosticException as e:
+            emitted.append((None, str(e).strip().splitlines()[-1]))
+            if not args.verify_diagnostics:
+                print(f"{name}: error: {emitted[-1][1]}", file=sys.stderr)
+                return 1
+        except Exception as e:  # an internal error is still reported as a diagnostic
+            print(_internal_error(e, args.debug), file=sys.stderr)
+            return 1
+        if args.verify_diagnostics:
+            problems = check_expected_diagnostics(expected, emitted, name)
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            failed = failed or bool(problems)
+    if failed:
+        return 1
+
+    result = f"{SPLIT_MARKER}\n".join(outputs)
+    if args.output is None:
+        sys.stdout.write(result)
+    else:
+        try:
+            with open(args.output, "w") as f:
+                f.write(result)
+        except OSError as e:
+            print(f"{args.output}: error: cannot write output: {e.strerror}", file=sys.stderr)
+            return 1
+    return 0
+
+
+def main() -> None:
+    sys.exit(run())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""loopopt's passes for xDSL's plugin registry (entry point `xdsl.universe`), loaded lazily.
+
+`PASSES` maps each CLI name to (module, class); a unit test checks that every file in passes/
+is listed here under its own name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+PASSES: dict[str, tuple[str, str]] = {
+    "loop-name": ("loop_name", "LoopNamePass"),
+    "loop-tile": ("loop_tile", "LoopTilePass"),
+    "loop-strip-mine": ("loop_strip_mine", "LoopStripMinePass"),
+    "loop-unroll": ("loop_unroll", "LoopUnrollPass"),
+    "loop-unroll-jam": ("loop_unroll_jam", "LoopUnrollJamPass"),
+    "loop-interchange": ("loop_interchange", "LoopInterchangePass"),
+    "loop-peel": ("loop_peel", "LoopPeelPass"),
+    "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
+    "promote": ("promote", "PromotePass"),
+    "loopopt-lower-to-llvm": ("loopopt_lower_to_llvm", "LoopoptLowerToLLVMPass"),
+}
+
+
+def _loader(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        return getattr(importlib.import_module(f"loopopt.passes.{module}"), cls)
+
+    return load
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Pass name -> loader, for passes whose module exists."""
+    result: dict[str, Callable[[], type[ModulePass]]] = {}
+    for name, (module, cls) in PASSES.items():
+        if importlib.util.find_spec(f"loopopt.passes.{module}") is not None:
+            result[name] = _loader(module, cls)
+    return result
+
+
+LOOPOPT_UNIVERSE = Universe(all_passes=all_passes())
