@@ -1,0 +1,126 @@
+"""The loop nests every pass is checked on (MLIR text, loops named), with their inputs.
+
+Each builder returns (mlir_text, function_name, arrays), the arrays being fresh random inputs
+in argument order. Sizes are parameters so tests can pick ones that tiles do not divide.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+Case = tuple[str, str, list[np.ndarray]]
+
+
+def _rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def matmul(m: int, n: int, k: int, rng: np.random.Generator) -> Case:
+    text = f"""
+func.func @matmul(%A: memref<{m}x{k}xf32>, %B: memref<{k}x{n}xf32>, %C: memref<{m}x{n}xf32>) {{
+  affine.for %i = 0 to {m} {{
+    affine.for %j = 0 to {n} {{
+      affine.for %k = 0 to {k} {{
+        %a = affine.load %A[%i, %k] : memref<{m}x{k}xf32>
+        %b = affine.load %B[%k, %j] : memref<{k}x{n}xf32>
+        %c = affine.load %C[%i, %j] : memref<{m}x{n}xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<{m}x{n}xf32>
+      }} {{loopopt.name = "k"}}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+    return text, "matmul", [_rand(rng, m, k), _rand(rng, k, n), _rand(rng, m, n)]
+
+
+def conv2d(h: int, w: int, kh: int, kw: int, rng: np.random.Generator) -> Case:
+    ih, iw = h + kh - 1, w + kw - 1
+    text = f"""
+func.func @conv2d(%I: memref<{ih}x{iw}xf32>, %F: memref<{kh}x{kw}xf32>, %O: memref<{h}x{w}xf32>) {{
+  affine.for %i = 0 to {h} {{
+    affine.for %j = 0 to {w} {{
+      affine.for %p = 0 to {kh} {{
+        affine.for %q = 0 to {kw} {{
+          %x = affine.load %I[%i + %p, %j + %q] : memref<{ih}x{iw}xf32>
+          %f = affine.load %F[%p, %q] : memref<{kh}x{kw}xf32>
+          %o = affine.load %O[%i, %j] : memref<{h}x{w}xf32>
+          %m = arith.mulf %x, %f : f32
+          %s = arith.addf %o, %m : f32
+          affine.store %s, %O[%i, %j] : memref<{h}x{w}xf32>
+        }} {{loopopt.name = "q"}}
+      }} {{loopopt.name = "p"}}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+    return text, "conv2d", [_rand(rng, ih, iw), _rand(rng, kh, kw), _rand(rng, h, w)]
+
+
+def syrk(n: int, m: int, rng: np.random.Generator) -> Case:
+    """Triangular: C[i, j] += A[i, k] * A[j, k] for j <= i."""
+    text = f"""
+func.func @syrk(%A: memref<{n}x{m}xf32>, %C: memref<{n}x{n}xf32>) {{
+  affine.for %i = 0 to {n} {{
+    affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) {{
+      affine.for %k = 0 to {m} {{
+        %a = affine.load %A[%i, %k] : memref<{n}x{m}xf32>
+        %b = affine.load %A[%j, %k] : memref<{n}x{m}xf32>
+        %c = affine.load %C[%i, %j] : memref<{n}x{n}xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<{n}x{n}xf32>
+      }} {{loopopt.name = "k"}}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+    return text, "syrk", [_rand(rng, n, m), _rand(rng, n, n)]
+
+
+def jacobi_1d(t: int, n: int, rng: np.random.Generator) -> Case:
+    """Time-stepped 3-point stencil: loop t holds two loops (an imperfect nest)."""
+    text = f"""
+func.func @jacobi(%A: memref<{n}xf32>, %B: memref<{n}xf32>) {{
+  %third = arith.constant 0.333333343 : f32
+  affine.for %t = 0 to {t} {{
+    affine.for %i = 1 to {n - 1} {{
+      %l = affine.load %A[%i - 1] : memref<{n}xf32>
+      %c = affine.load %A[%i] : memref<{n}xf32>
+      %r = affine.load %A[%i + 1] : memref<{n}xf32>
+      %s0 = arith.addf %l, %c : f32
+      %s1 = arith.addf %s0, %r : f32
+      %v = arith.mulf %s1, %third : f32
+      affine.store %v, %B[%i] : memref<{n}xf32>
+    }} {{loopopt.name = "i"}}
+    affine.for %j = 1 to {n - 1} {{
+      %v = affine.load %B[%j] : memref<{n}xf32>
+      affine.store %v, %A[%j] : memref<{n}xf32>
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "t"}}
+  return
+}}
+"""
+    return text, "jacobi", [_rand(rng, n), _rand(rng, n)]
+
+
+def wavefront(n: int, m: int, rng: np.random.Generator) -> Case:
+    """A[i, j] depends on A[i-1, j+1]: a dependence with direction (<, >)."""
+    text = f"""
+func.func @wavefront(%A: memref<{n}x{m}xf32>) {{
+  affine.for %i = 1 to {n} {{
+    affine.for %j = 0 to {m - 1} {{
+      %u = affine.load %A[%i - 1, %j + 1] : memref<{n}x{m}xf32>
+      %c = affine.load %A[%i, %j] : memref<{n}x{m}xf32>
+      %s = arith.addf %u, %c : f32
+      affine.store %s, %A[%i, %j] : memref<{n}x{m}xf32>
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+    return text, "wavefront", [_rand(rng, n, m)]
