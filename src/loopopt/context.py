@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, builtin, cf, func, llvm, math, memref, scf
+from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.affine_ext import AFFINE
 
 
 def make_context() -> Context:
     """A context with every dialect loopopt reads or produces."""
     ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, affine.Affine, scf.Scf, arith.Arith, math.Math,
-                    memref.MemRef, cf.Cf, llvm.LLVM):
+    for dialect in (
+        builtin.Builtin,
+        func.Func,
+        AFFINE,
+        scf.Scf,
+        arith.Arith,
+        math.Math,
+        memref.MemRef,
+        cf.Cf,
+        llvm.LLVM,
+    ):
         ctx.load_dialect(dialect)
     return ctx
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from loopopt.runtime.cpu import run_function
 from xdsl.passes import PassPipeline
 
 from loopopt.context import make_context, parse_module
-from loopopt.runtime.cpu import run_function
 from loopopt.universe import all_passes
 
 
@@ -33,5 +33,7 @@ def assert_equivalent(
     expected = run(text, func, arrays)
     got = run(after, func, arrays)
     for index, (e, g) in enumerate(zip(expected, got, strict=True)):
-        np.testing.assert_allclose(g, e, rtol=rtol, atol=1e-5, err_msg=f"argument {index} after '{pipeline}'")
+        np.testing.assert_allclose(
+            g, e, rtol=rtol, atol=1e-5, err_msg=f"argument {index} after '{pipeline}'"
+        )
     return after

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_ANNOTATION = re.compile(r"//\s*expected-error(?:@(?P<where>[+-]\d+|above|below|unknown))?\s*\{\{(?P<msg>.*?)\}\}")
+_ANNOTATION = re.compile(
+    r"//\s*expected-error(?:@(?P<where>[+-]\d+|above|below|unknown))?\s*\{\{(?P<msg>.*?)\}\}"
+)
 
 
 @dataclass(frozen=True)
@@ -65,5 +67,5 @@ def check_expected_diagnostics(
             remaining.remove(match)
     for e in remaining:
         where = f"{name}:{e.line}" if e.line is not None else name
-        problems.append(f"{where}: error: expected error \"{e.message}\" was not produced")
+        problems.append(f'{where}: error: expected error "{e.message}" was not produced')
     return problems

@@ -55,13 +55,35 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", nargs="?", default=None, help="input file, '-' for stdin")
-    parser.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'loop-tile{tile-sizes=32,32},loop-unroll'")
+    parser.add_argument(
+        "-p",
+        "--passes",
+        default="",
+        help="pass pipeline, e.g. 'loop-tile{tile-sizes=32,32},loop-unroll'",
+    )
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
-    parser.add_argument("--split-input-file", action="store_true", help=f"process chunks separated by '{SPLIT_MARKER}' independently")
-    parser.add_argument("--verify-diagnostics", action="store_true", help="check emitted errors against '// expected-error' annotations")
-    parser.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass to stderr")
-    parser.add_argument("--emit", choices=("mlir", "llvm"), default="mlir", help="output: MLIR (default) or LLVM IR for the host")
-    parser.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
+    parser.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help=f"process chunks separated by '{SPLIT_MARKER}' independently",
+    )
+    parser.add_argument(
+        "--verify-diagnostics",
+        action="store_true",
+        help="check emitted errors against '// expected-error' annotations",
+    )
+    parser.add_argument(
+        "--print-ir-after-all", action="store_true", help="print the IR after every pass to stderr"
+    )
+    parser.add_argument(
+        "--emit",
+        choices=("mlir", "llvm"),
+        default="mlir",
+        help="output: MLIR (default) or LLVM IR for the host",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show Python tracebacks of internal errors"
+    )
     return parser
 
 
@@ -100,7 +122,9 @@ class Driver:
         except (ValueError, TypeError) as e:
             raise LoopoptError(f"invalid pass pipeline '{args.passes}': {e}") from None
 
-    def _between_passes(self, previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None) -> None:
+    def _between_passes(
+        self, previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
+    ) -> None:
         if previous is None:
             return
         verify_ir(module, f"{previous.name} produced invalid IR")
