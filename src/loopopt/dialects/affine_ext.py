@@ -146,8 +146,9 @@ class MaxOp(IRDLOperation):
     def verify_(self) -> None:
         m = self.map.data
         if len(self.arguments) != m.num_dims + m.num_symbols:
+            expected = m.num_dims + m.num_symbols
             raise VerifyException(
-                f"affine.max expects {m.num_dims + m.num_symbols} operands, got {len(self.arguments)}"
+                f"affine.max expects {expected} operands, got {len(self.arguments)}"
             )
 
     @classmethod
