@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Span
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
@@ -44,6 +47,18 @@ class LocatingParser(Parser):
         self._name = name
         self._line_offset = line_offset
 
+    def _at_op_name(self, e: ParseError) -> ParseError:
+        """xDSL reports an unregistered op at the token after its name; point at the name."""
+        found = re.match(r"Operation (\S+) is not registered", e.msg)
+        if found is None:
+            return e
+        name = found.group(1)
+        begin = self._text.rfind(name, 0, e.span.start + len(name))
+        if begin < 0:
+            return e
+        span = Span(begin, begin + len(name), e.span.input)
+        return ParseError(span, e.msg)
+
     def pos_location(self) -> str:
         """`name:line:col` of the parser's current position."""
         loc = self._current_token.span.get_location()
@@ -51,7 +66,10 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except ParseError as e:
+            raise self._at_op_name(e) from None
         if isinstance(op.location, UnknownLoc):
             line = self._text.count("\n", 0, start) + 1 + self._line_offset
             column = start - (self._text.rfind("\n", 0, start) + 1) + 1
