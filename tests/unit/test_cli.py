@@ -1,4 +1,4 @@
-"""loopopt-opt on bad input: one-line diagnostic with a location, exit 1, no traceback, no -o file."""
+"""loopopt-opt on bad input: a one-line diagnostic with a location, exit 1, no -o file."""
 
 from __future__ import annotations
 
