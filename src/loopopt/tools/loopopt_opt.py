@@ -50,11 +50,16 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
     parser = argparse.ArgumentParser(
         prog="loopopt-opt",
         description="loopopt's loop-nest optimizer: reads MLIR, runs a pass pipeline, writes MLIR "
-        "or LLVM IR. With no FILE, compiles the bundled matmul example.",
+        "or LLVM IR. With no FILE and nothing piped in, compiles the bundled matmul example.",
         epilog=_pass_help(passes),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("input", nargs="?", default=None, help="input file, '-' for stdin")
+    parser.add_argument(
+        "input",
+        nargs="?",
+        default=None,
+        help="input file, '-' for stdin (default: piped stdin, else the bundled example)",
+    )
     parser.add_argument(
         "-p",
         "--passes",
@@ -88,6 +93,12 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
 
 
 def _read_input(path: str | None) -> tuple[str, str]:
+    """The input text and its name: FILE, '-' (stdin), or with no FILE, piped stdin if there is
+    any, else the bundled example."""
+    if path is None and not sys.stdin.isatty():
+        text = sys.stdin.read()
+        if text.strip():
+            return text, "<stdin>"
     if path is None:
         text = resources.files("loopopt.examples").joinpath(DEFAULT_EXAMPLE).read_text()
         return text, DEFAULT_EXAMPLE

@@ -1,0 +1,195 @@
+"""Random affine loop nests and random pass pipelines, for the property tests (hypothesis).
+
+A nest has depth 1–4, loops `l0 … l3` (named), constant or triangular bounds (`l_p + c`), steps 1
+or 2, and statements that read and write 1- to 3-D arrays at `l_q + offset` (offsets −1…1, shifted
+into range), placed in the innermost loop or, for imperfect nests, between loops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+
+
+@dataclass
+class Loop:
+    name: str
+    lower: int
+    upper: int | tuple[int, int]
+    """A constant, or (outer loop index p, c) for the bound `l_p + c`."""
+    step: int
+    max_value: int
+
+
+@dataclass
+class Statement:
+    level: int
+    """Index of the innermost enclosing loop."""
+    reads: list[tuple[str, list[tuple[int, int]]]]
+    write: tuple[str, list[tuple[int, int]]]
+    """(array, [(loop index, offset) per dimension])."""
+    scale: float
+    after: bool = False
+    """For a statement around an inner loop: placed after it (else before)."""
+
+
+@dataclass
+class Nest:
+    loops: list[Loop]
+    statements: list[Statement]
+    ranks: dict[str, int]
+    size: int
+    perfect_depth: int
+    """Depth of the outermost perfect band."""
+    notes: list[str] = field(default_factory=list)
+
+    def arrays(self, seed: int) -> list[np.ndarray]:
+        rng = np.random.default_rng(seed)
+        return [
+            rng.standard_normal((self.size,) * self.ranks[name]).astype(np.float32)
+            for name in sorted(self.ranks)
+        ]
+
+    def mlir(self) -> str:
+        names = sorted(self.ranks)
+        types = {n: "memref<" + "x".join([str(self.size)] * self.ranks[n]) + "xf32>" for n in names}
+        args = ", ".join(f"%{n}: {types[n]}" for n in names)
+        lines = [f"func.func @nest({args}) {{"]
+        lines += self._loop(0, types, "  ")
+        lines += ["  return", "}"]
+        return "\n".join(lines) + "\n"
+
+    def _loop(self, k: int, types: dict[str, str], indent: str) -> list[str]:
+        loop = self.loops[k]
+        if isinstance(loop.upper, int):
+            upper = str(loop.upper)
+        else:
+            p, c = loop.upper
+            upper = f"affine_map<(d0) -> (d0 + {c})>(%{self.loops[p].name})"
+        step = f" step {loop.step}" if loop.step != 1 else ""
+        lines = [f"{indent}affine.for %{loop.name} = {loop.lower} to {upper}{step} {{"]
+        inner = indent + "  "
+        here = [stmt for stmt in self.statements if stmt.level == k]
+        for index, stmt in enumerate(here):
+            if not stmt.after:
+                lines += self._statement(stmt, f"s{k}_{index}", types, inner)
+        if k + 1 < len(self.loops):
+            lines += self._loop(k + 1, types, inner)
+        for index, stmt in enumerate(here):
+            if stmt.after:
+                lines += self._statement(stmt, f"s{k}_{index}", types, inner)
+        lines.append(f'{indent}}} {{loopopt.name = "{loop.name}"}}')
+        return lines
+
+    def _statement(self, stmt: Statement, tag: str, types: dict[str, str], ind: str) -> list[str]:
+        def subscript(dims: list[tuple[int, int]]) -> str:
+            parts = []
+            for q, off in dims:
+                shift = off + 1
+                parts.append(
+                    f"%{self.loops[q].name} + {shift}" if shift else f"%{self.loops[q].name}"
+                )
+            return ", ".join(parts)
+
+        lines = [f"{ind}%{tag}_c = arith.constant {stmt.scale!r} : f32"]
+        acc = f"%{tag}_c"
+        for index, (array, dims) in enumerate(stmt.reads):
+            lines.append(
+                f"{ind}%{tag}_r{index} = affine.load %{array}[{subscript(dims)}] : {types[array]}"
+            )
+            lines.append(f"{ind}%{tag}_m{index} = arith.mulf %{tag}_r{index}, {acc} : f32")
+            acc = f"%{tag}_m{index}"
+        array, dims = stmt.write
+        lines.append(f"{ind}affine.store {acc}, %{array}[{subscript(dims)}] : {types[array]}")
+        return lines
+
+
+@st.composite
+def nests(draw: st.DrawFn) -> Nest:
+    depth = draw(st.integers(1, 4))
+    loops: list[Loop] = []
+    for k in range(depth):
+        lower = draw(st.integers(0, 1))
+        step = draw(st.sampled_from([1, 1, 1, 2]))
+        if k > 0 and draw(st.booleans()):
+            p = draw(st.integers(0, k - 1))
+            c = draw(st.integers(1, 3))
+            upper: int | tuple[int, int] = (p, c)
+            max_value = loops[p].max_value + c - 1
+        else:
+            upper = draw(st.integers(lower + 1, lower + 7 - depth))
+            max_value = upper - 1
+        loops.append(Loop(f"l{k}", lower, upper, step, max(max_value, lower)))
+    size = max(loop.max_value for loop in loops) + 3
+    ranks = {"A": draw(st.integers(1, 3)), "B": draw(st.integers(1, 3))}
+
+    def access(level: int) -> tuple[str, list[tuple[int, int]]]:
+        array = draw(st.sampled_from(sorted(ranks)))
+        dims = [
+            (draw(st.integers(0, level)), draw(st.integers(-1, 1))) for _ in range(ranks[array])
+        ]
+        return array, dims
+
+    statements = [
+        Statement(
+            depth - 1,
+            [access(depth - 1) for _ in range(draw(st.integers(1, 2)))],
+            access(depth - 1),
+            draw(st.sampled_from([0.5, 1.5])),
+        )
+    ]
+    perfect_depth = depth
+    for level in range(depth - 1):
+        if draw(st.integers(0, 4)) == 0:  # an imperfect nest: a statement around loop level+1
+            after = draw(st.booleans())
+            statements.append(Statement(level, [access(level)], access(level), 0.25, after))
+            perfect_depth = min(perfect_depth, level + 1)
+    return Nest(loops, statements, ranks, size, perfect_depth)
+
+
+@st.composite
+def pipelines(draw: st.DrawFn, nest: Nest) -> str:
+    names = [loop.name for loop in nest.loops]
+    band = nest.perfect_depth
+
+    def one() -> str:
+        loop = draw(st.sampled_from(names))
+        factor = draw(st.integers(2, 4))
+        kind = draw(
+            st.sampled_from(
+                [
+                    "tile",
+                    "strip-mine",
+                    "unroll",
+                    "unroll-full",
+                    "unroll-jam",
+                    "interchange",
+                    "peel",
+                    "promote",
+                    "mark-parallel",
+                ]
+            )
+        )
+        if kind == "tile":
+            sizes = [draw(st.sampled_from([0, 2, 3, 4])) for _ in range(draw(st.integers(1, band)))]
+            return f"loop-tile{{tile-sizes={','.join(map(str, sizes))}}}"
+        if kind == "strip-mine":
+            return f"loop-strip-mine{{factor={factor} loop={loop}}}"
+        if kind == "unroll":
+            return f"loop-unroll{{unroll-factor={factor} loop={loop}}}"
+        if kind == "unroll-full":
+            return f"loop-unroll{{unroll-full loop={loop}}}"
+        if kind == "unroll-jam":
+            return f"loop-unroll-jam{{unroll-jam-factor={factor} loop={loop}}}"
+        if kind == "interchange":
+            perm = draw(st.permutations(list(range(band))))
+            return f"loop-interchange{{permutation={','.join(map(str, perm))}}}"
+        if kind == "peel":
+            return f"loop-peel{{loop={loop} count={draw(st.integers(1, 2))}}}"
+        if kind == "promote":
+            return f"promote{{loop={loop}}}"
+        return "loop-mark-parallel"
+
+    return ",".join(one() for _ in range(draw(st.integers(1, 3))))
