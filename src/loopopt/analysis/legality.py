@@ -1,19 +1,119 @@
 """Legality checks used by the loop passes: each raises IllegalTransformError naming the pass,
 the loops and one offending dependence with its direction vector, or returns None when legal.
 
-Interface only; the implementation (on loopopt.analysis.dependence) is being written.
+    require_permutation_legal([i, j], [1, 0], "loop-interchange") on a wavefront raises
+    loop-interchange: illegal: permuting loops (i, j) reverses A[i, j] → A[i - 1, j + 1] (RAW)
+    with direction (<, >)
+
+The checks are exact on the isl distance sets of `loopopt.analysis.dependence` (a dependence with
+direction (<, *) is refused only if some distance in it really goes wrong). Dependences carried
+by loops outside the band are unaffected by what happens inside it and are ignored. A loop with
+iter_args carries a scalar reduction: it may not move within a band, and is not unroll-jammed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import islpy as isl
 from xdsl.dialects import affine
+from xdsl.ir import Block, Operation
+
+from loopopt.analysis.dependence import Dependence, carried_by, dependences
+from loopopt.diagnostics import IllegalTransformError, LoopoptError
+from loopopt.loops.nest import enclosing_loops, loop_name
+
+
+def loop_label(loop: affine.ForOp) -> str:
+    """A loop's name for messages: `loopopt.name`, else `i<depth>` as in access renderings."""
+    return loop_name(loop) or f"i{len(enclosing_loops(loop))}"
+
+
+def _labels(loops: Sequence[affine.ForOp]) -> str:
+    return ", ".join(loop_label(loop) for loop in loops)
+
+
+def _position(dep: Dependence, loop: affine.ForOp) -> int | None:
+    for k, common in enumerate(dep.loops):
+        if common is loop:
+            return k
+    return None
+
+
+def _constraint_set(dep: Dependence, disjuncts: Sequence[Sequence[str]]) -> isl.Set:
+    """{ D[d0, …] : OR of ANDs } in the space of `dep.deltas` (an empty list: the empty set)."""
+    dims = ", ".join(f"d{k}" for k in range(len(dep.loops)))
+    parts = [" and ".join(conj) if conj else "true" for conj in disjuncts]
+    body = " or ".join(f"({p})" for p in parts) if parts else "false"
+    return isl.Set(f"{{ D[{dims}] : {body} }}")
+
+
+def _lex_negative(positions: Sequence[int]) -> list[list[str]]:
+    """Disjuncts saying the components at `positions` (in this order) are lexicographically < 0."""
+    return [
+        [f"d{q} = 0" for q in positions[:m]] + [f"d{positions[m]} < 0"]
+        for m in range(len(positions))
+    ]
+
+
+def _meets(dep: Dependence, disjuncts: Sequence[Sequence[str]]) -> bool:
+    return not dep.deltas.intersect(_constraint_set(dep, disjuncts)).is_empty()
+
+
+def _relevant(band: Sequence[affine.ForOp]) -> list[tuple[Dependence, int]]:
+    """Dependences inside band[0] not carried outside the band, with band[0]'s position."""
+    result: list[tuple[Dependence, int]] = []
+    for dep in dependences(band[0]):
+        p = _position(dep, band[0])
+        if p is not None and dep.level >= p:
+            result.append((dep, p))
+    return result
+
+
+def _in_common(dep: Dependence, band: Sequence[affine.ForOp], p: int) -> list[int]:
+    """Positions in dep.loops of the band loops common to source and sink (a prefix of band)."""
+    positions: list[int] = []
+    for d, loop in enumerate(band):
+        if p + d >= len(dep.loops) or dep.loops[p + d] is not loop:
+            break
+        positions.append(p + d)
+    return positions
+
+
+def _reverses(dep: Dependence) -> str:
+    return f"{dep.source.render()} → {dep.sink.render()} ({dep.kind}) with direction " + (
+        dep.direction_text()
+    )
 
 
 def require_fully_permutable(band: Sequence[affine.ForOp], pass_name: str) -> None:
     """Tiling precondition: every dependence carried in the band has all components >= 0."""
-    raise NotImplementedError
+    if not band:
+        return
+    for d, loop in enumerate(band[1:], start=1):
+        if loop.inits:
+            raise IllegalTransformError(
+                f"{pass_name}: illegal: band ({_labels(band)}) is not fully permutable: loop "
+                f"{loop_label(loop)} at depth {d} carries iter_args (a scalar reduction)",
+                op=band[0],
+            )
+    for dep, p in _relevant(band):
+        negative = [[f"d{q} < 0"] for q in _in_common(dep, band, p)]
+        if _meets(dep, negative):
+            raise IllegalTransformError(
+                f"{pass_name}: illegal: band ({_labels(band)}) is not fully permutable: "
+                + dep.describe(),
+                op=band[0],
+            )
+
+
+def _check_permutation(band: Sequence[affine.ForOp], permutation: Sequence[int], name: str) -> None:
+    if sorted(permutation) != list(range(len(band))):
+        raise LoopoptError(
+            f"{name}: permutation={','.join(map(str, permutation))} is not a permutation of "
+            f"0..{len(band) - 1} for the band ({_labels(band)})",
+            op=band[0] if band else None,
+        )
 
 
 def require_permutation_legal(
@@ -21,9 +121,92 @@ def require_permutation_legal(
 ) -> None:
     """Interchange precondition: permuting the band (loop at depth d to depth permutation[d])
     keeps every dependence lexicographically positive."""
-    raise NotImplementedError
+    _check_permutation(band, permutation, pass_name)
+    if list(permutation) == list(range(len(band))):
+        return
+    for d, loop in enumerate(band):
+        if loop.inits and permutation[d] != d:
+            raise IllegalTransformError(
+                f"{pass_name}: illegal: permuting loops ({_labels(band)}) moves loop "
+                f"{loop_label(loop)}, which carries iter_args (a scalar reduction)",
+                op=band[0],
+            )
+    inverse = [0] * len(band)
+    for d, target in enumerate(permutation):
+        inverse[target] = d
+    for dep, p in _relevant(band):
+        common = len(_in_common(dep, band, p))
+        new_order = [p + d for d in inverse if d < common]
+        if _meets(dep, _lex_negative(new_order)):
+            raise IllegalTransformError(
+                f"{pass_name}: illegal: permuting loops ({_labels(band)}) reverses "
+                + _reverses(dep),
+                op=band[0],
+            )
 
 
-def require_unroll_jam_legal(loop: affine.ForOp, pass_name: str) -> None:
-    """Unroll-and-jam precondition for `loop` over the loops nested in it."""
-    raise NotImplementedError
+def jam_item(block: Block, op: Operation) -> int:
+    """Which unit of unroll-and-jam `op` falls in within `block`: each affine.for is one unit,
+    each maximal run of other ops another (the units the copies are placed by, as in MLIR)."""
+    ancestor: Operation | None = op
+    while ancestor is not None and ancestor.parent_block() is not block:
+        ancestor = ancestor.parent_op()
+    item, previous_loop = -1, True
+    for child in block.ops:
+        is_loop = isinstance(child, affine.ForOp)
+        if is_loop or previous_loop:
+            item += 1
+        previous_loop = is_loop
+        if child is ancestor:
+            return item
+    raise LoopoptError(f"internal: {op.name} is not inside the block")
+
+
+def require_unroll_jam_legal(loop: affine.ForOp, pass_name: str, factor: int | None = None) -> None:
+    """Unroll-and-jam precondition for `loop` over the loops nested in it.
+
+    Unroll-and-jam by u places iterations t..t+u-1 of `loop` side by side inside each inner
+    loop. A dependence carried by `loop` with distance d (0 < d < u) from S(t) to T(t+d) then
+    stays in order iff its distances over the inner loops common to S and T are lexicographically
+    positive, or all zero with S's unit (see `jam_item`) not after T's in the innermost common
+    body. Without `factor` every distance d > 0 is considered (conservative, independent of u);
+    with it, only d < factor (exact).
+    """
+    if loop.inits:
+        raise IllegalTransformError(
+            f"{pass_name}: illegal: loop {loop_label(loop)} carries iter_args "
+            "(a scalar reduction) and cannot be unroll-jammed",
+            op=loop,
+        )
+    for dep in carried_by(dependences(loop), loop):
+        p = dep.level
+        bound = [f"d{p} < {factor}"] if factor is not None else []
+        inner = list(range(p + 1, len(dep.loops)))
+        bad = [bound + conj for conj in _lex_negative(inner)]
+        innermost = dep.loops[-1].body.block
+        if jam_item(innermost, dep.source.op) > jam_item(innermost, dep.sink.op):
+            bad.append(bound + [f"d{q} = 0" for q in inner])
+        if _meets(dep, bad):
+            raise IllegalTransformError(
+                f"{pass_name}: illegal: unroll-and-jam of loop {loop_label(loop)} reverses "
+                + _reverses(dep),
+                op=loop,
+            )
+
+
+def require_tileable(band: Sequence[affine.ForOp], pass_name: str) -> None:
+    """Tiling precondition incl. bounds: the band is fully permutable, and every bound of a band
+    loop is computed outside the band or from the IVs of outer band loops (triangular and
+    trapezoidal bands are fine: their tiles are bounded by max/min of the original bounds)."""
+    require_fully_permutable(band, pass_name)
+    inside = {op for op in band[0].walk()} if band else set[Operation]()
+    for loop in band:
+        ivs = {outer.body.block.args[0] for outer in band}
+        for value in (*loop.lowerBoundOperands, *loop.upperBoundOperands):
+            owner = value.owner if isinstance(value.owner, Operation) else None
+            if value not in ivs and owner is not None and owner in inside:
+                raise LoopoptError(
+                    f"{pass_name}: cannot tile loop {loop_label(loop)}: its bound uses a value "
+                    f"computed inside the band ({owner.name})",
+                    op=loop,
+                )
