@@ -1,0 +1,244 @@
+"""Run loopopt functions on the host: lower to LLVM, JIT with llvmlite (MCJIT, O3), call via ctypes.
+
+    run_function(text, "matmul", [A, B, C])   # C is updated in place
+
+Arguments follow the lowered calling convention: each memref is one pointer (the array's
+data) followed by its dynamic sizes (taken from the array's shape); index is i64. Arrays are
+checked against the memref type (dtype, rank, static sizes); a non-contiguous array is copied
+into a contiguous one and copied back after the call. Compiled engines are cached by IR text.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import llvmlite.binding as llvm
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute
+
+from loopopt.backend.llvm_ir import module_to_llvmlite
+from loopopt.context import parse_module
+from loopopt.diagnostics import LoopoptError
+from loopopt.lowering.to_llvm import lower_to_llvm
+
+Scalar = int | float | np.integer[Any] | np.floating[Any]
+
+
+def _dtype(t: Attribute) -> np.dtype[Any] | None:
+    if isinstance(t, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(t, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(t, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(t, IntegerType) and t.width.data in (32, 64):
+        return np.dtype(np.int32 if t.width.data == 32 else np.int64)
+    return None
+
+
+_CTYPES = {
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
+    "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64,
+}
+
+
+def _ctype(t: Attribute, what: str) -> type[Any]:
+    dtype = _dtype(t)
+    if dtype is None:
+        raise LoopoptError(f"{what} of type {t} is not supported on the CPU (f32, f64, i32, i64)")
+    return _CTYPES[dtype.name]
+
+
+class _Jit:
+    """The host target machine, made once."""
+
+    machine: llvm.TargetMachine | None = None
+
+    @classmethod
+    def target_machine(cls) -> llvm.TargetMachine:
+        if cls.machine is None:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            target = llvm.Target.from_default_triple()
+            cls.machine = target.create_target_machine(
+                cpu=llvm.get_host_cpu_name(),
+                features=llvm.get_host_cpu_features().flatten(),
+                opt=3,
+                jit=True,
+            )
+        return cls.machine
+
+
+Signature = tuple[tuple[Attribute, ...], Attribute | None]
+
+
+@dataclass
+class _Engine:
+    engine: llvm.ExecutionEngine
+    module: llvm.ModuleRef
+    llvm_ir: str
+    signatures: dict[str, Signature]
+    functions: dict[str, CpuFunction]
+
+
+_ENGINES: dict[str, _Engine] = {}
+
+
+def _compile_engine(module: ModuleOp) -> _Engine:
+    signatures = _signatures(module)
+    lower_to_llvm(module)
+    machine = _Jit.target_machine()
+    ir_module = module_to_llvmlite(module, llvm.get_process_triple(), str(machine.target_data))
+    text = str(ir_module)
+    try:
+        ref = llvm.parse_assembly(text)
+        ref.verify()
+    except RuntimeError as e:
+        first = str(e).strip().splitlines()
+        raise LoopoptError(f"LLVM rejected the generated IR: {first[0] if first else e}") from None
+    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(ref, builder)
+    engine = llvm.create_mcjit_compiler(ref, machine)
+    engine.finalize_object()
+    return _Engine(engine, ref, text, signatures, {})
+
+
+def _signatures(module: ModuleOp) -> dict[str, Signature]:
+    result: dict[str, Signature] = {}
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            outputs = op.function_type.outputs.data
+            if len(outputs) > 1:
+                raise LoopoptError(f"function '{op.sym_name.data}' returns several values", op=op)
+            result[op.sym_name.data] = (
+                op.function_type.inputs.data,
+                outputs[0] if outputs else None,
+            )
+    return result
+
+
+@dataclass
+class CpuFunction:
+    """A compiled function: call it with numpy arrays and Python scalars (arrays in place)."""
+
+    name: str
+    inputs: tuple[Attribute, ...]
+    output: Attribute | None
+    address: int
+    engine: _Engine
+
+    def __post_init__(self) -> None:
+        argtypes: list[type[Any]] = []
+        for index, t in enumerate(self.inputs):
+            if isinstance(t, MemRefType):
+                _ctype(t.element_type, f"argument {index} elements")
+                argtypes.append(ctypes.c_void_p)
+                argtypes += [ctypes.c_int64] * sum(1 for s in t.get_shape() if s < 0)
+            else:
+                argtypes.append(_ctype(t, f"argument {index}"))
+        restype = None if self.output is None else _ctype(self.output, "the result")
+        self._cfunc = ctypes.CFUNCTYPE(restype, *argtypes)(self.address)
+
+    @property
+    def llvm_ir(self) -> str:
+        """The (unoptimized) LLVM IR this function was compiled from."""
+        return self.engine.llvm_ir
+
+    def __call__(self, *args: np.ndarray | Scalar) -> int | float | None:
+        if len(args) != len(self.inputs):
+            raise LoopoptError(
+                f"@{self.name} takes {len(self.inputs)} arguments, {len(args)} given"
+            )
+        c_args: list[Any] = []
+        write_back: list[tuple[np.ndarray, np.ndarray]] = []
+        for index, (arg, t) in enumerate(zip(args, self.inputs, strict=True)):
+            if isinstance(t, MemRefType):
+                array = self._array(index, arg, t)
+                if array is not arg:
+                    assert isinstance(arg, np.ndarray)
+                    if arg.flags.writeable:
+                        write_back.append((arg, array))
+                c_args.append(array.ctypes.data)
+                c_args += [array.shape[d] for d, s in enumerate(t.get_shape()) if s < 0]
+            else:
+                c_args.append(self._scalar(index, arg, t))
+        result = self._cfunc(*c_args)
+        for original, copy in write_back:
+            np.copyto(original, copy)
+        return result
+
+    def _array(self, index: int, arg: object, t: MemRefType) -> np.ndarray:
+        where = f"@{self.name} argument {index}"
+        if not isinstance(arg, np.ndarray):
+            raise LoopoptError(f"{where}: expected a numpy array for {t}, got {type(arg).__name__}")
+        dtype = _dtype(t.element_type)
+        if arg.dtype != dtype:
+            raise LoopoptError(f"{where}: expected dtype {dtype} for {t}, got {arg.dtype}")
+        shape = t.get_shape()
+        if arg.ndim != len(shape):
+            raise LoopoptError(f"{where}: expected rank {len(shape)} for {t}, got {arg.ndim}")
+        for d, (size, got) in enumerate(zip(shape, arg.shape, strict=True)):
+            if size >= 0 and size != got:
+                raise LoopoptError(
+                    f"{where}: expected size {size} in dimension {d} for {t}, got shape {arg.shape}"
+                )
+        if arg.flags.c_contiguous and arg.flags.writeable and arg.flags.aligned:
+            return arg
+        return np.ascontiguousarray(arg).copy()
+
+    def _scalar(self, index: int, arg: object, t: Attribute) -> int | float:
+        where = f"@{self.name} argument {index}"
+        if isinstance(arg, np.ndarray | bool | np.bool_):
+            raise LoopoptError(f"{where}: expected a scalar of type {t}, got {type(arg).__name__}")
+        if isinstance(t, Float32Type | Float64Type):
+            if not isinstance(arg, int | float | np.integer | np.floating):
+                raise LoopoptError(f"{where}: expected a number for {t}, got {type(arg).__name__}")
+            return float(arg)
+        if not isinstance(arg, int | np.integer):
+            raise LoopoptError(f"{where}: expected an integer for {t}, got {type(arg).__name__}")
+        bits = 64 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 0
+        value = int(arg)
+        if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+            raise LoopoptError(f"{where}: {value} does not fit in {t}")
+        return value
+
+
+def compile_cpu(module: ModuleOp | str, func_name: str) -> CpuFunction:
+    """Compile (or fetch from the cache) `func_name` of `module` for the host."""
+    text = module if isinstance(module, str) else str(module)
+    engine = _ENGINES.get(text)
+    if engine is None:
+        parsed = parse_module(text, "<cpu>") if isinstance(module, str) else module.clone()
+        engine = _compile_engine(parsed)
+        _ENGINES[text] = engine
+    function = engine.functions.get(func_name)
+    if function is None:
+        if func_name not in engine.signatures:
+            raise LoopoptError(f"no function named '{func_name}'")
+        inputs, output = engine.signatures[func_name]
+        address = engine.engine.get_function_address(func_name)
+        function = CpuFunction(func_name, inputs, output, address, engine)
+        engine.functions[func_name] = function
+    return function
+
+
+def run_function(
+    module: ModuleOp | str, func_name: str, args: Sequence[np.ndarray | Scalar]
+) -> None:
+    """Call `func_name` on `args`; arrays are modified in place."""
+    compile_cpu(module, func_name)(*args)
