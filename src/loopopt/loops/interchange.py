@@ -1,0 +1,119 @@
+"""Permuting the loops of a perfect band (MLIR LoopUtils `permuteLoops`).
+
+The loop at depth d moves to depth `permutation[d]`:
+
+    affine.for %i = 0 to 8 { affine.for %j = 0 to 4 { body } }          permutation = 1,0
+becomes
+    affine.for %j = 0 to 4 { affine.for %i = 0 to 8 { body } }
+
+The loop ops themselves move (with their IVs, names and attributes), so the body is untouched.
+A loop keeps `loopopt.parallel` only if every band loop that was outside it still is (a loop
+moved outward may carry a dependence that an outer loop used to carry).
+When no loop's bounds use a loop that ends up inside it, bounds are kept as they are. Otherwise
+(triangular bands) the bounds of the whole band are recomputed by exact projection of its
+iteration domain (bounds.band_bounds_in_order), e.g. for `j <= i`:
+
+    affine.for %i = 0 to 10 { affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) { body } }
+becomes
+    affine.for %j = 0 to 10 { affine.for %i = affine_map<(d0) -> (d0)>(%j) to 10 { body } }
+
+Not checked here: legality (analysis.legality.require_permutation_legal) and that `band` is a
+perfect nest. Refused with a diagnostic: a permutation that is not one of the band's depths,
+and non-rectangular bands with steps other than 1 or non-linear bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import affine
+from xdsl.ir import Operation
+
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.bounds import (
+    band_bounds_in_order,
+    bound_values,
+    iv,
+    lower_bound,
+    replace_bounds,
+    upper_bound,
+)
+from loopopt.loops.nest import PARALLEL, body_ops, describe_loop
+
+
+def check_permutation(
+    band: Sequence[affine.ForOp], permutation: Sequence[int], pass_name: str
+) -> None:
+    """Raise a diagnostic unless `permutation` is a permutation of 0 .. len(band) - 1."""
+    if sorted(permutation) != list(range(len(band))):
+        raise LoopoptError(
+            f"{pass_name}: permutation {','.join(map(str, permutation))} is not a permutation of "
+            f"0..{len(band) - 1} for the band {', '.join(map(describe_loop, band))}",
+            op=band[0],
+        )
+
+
+def permuted_order(band: Sequence[affine.ForOp], permutation: Sequence[int]) -> list[affine.ForOp]:
+    """The loops of `band` in their new order (outermost first)."""
+    order: list[affine.ForOp] = list(band)
+    for depth, loop in enumerate(band):
+        order[permutation[depth]] = loop
+    return order
+
+
+def needs_new_bounds(order: Sequence[affine.ForOp]) -> bool:
+    """Whether some loop's bounds use the IV of a loop that `order` puts inside it."""
+    for k, loop in enumerate(order):
+        inner = {iv(other) for other in order[k + 1 :]}
+        if (bound_values(lower_bound(loop)) | bound_values(upper_bound(loop))) & inner:
+            return True
+    return False
+
+
+def permute_band(
+    band: Sequence[affine.ForOp], permutation: Sequence[int], pass_name: str = "loop-interchange"
+) -> list[affine.ForOp]:
+    """Move the loop at depth d of the perfect `band` to depth `permutation[d]`.
+
+    Returns the loops in their new order (bounds may have been replaced: do not reuse `band`).
+    All diagnostics are raised before the IR is changed.
+    """
+    check_permutation(band, permutation, pass_name)
+    order = permuted_order(band, permutation)
+    bounds = band_bounds_in_order(band, order, pass_name) if needs_new_bounds(order) else None
+    for depth, loop in enumerate(band):
+        if not set(band[:depth]) <= set(order[: permutation[depth]]):
+            loop.attributes.pop(PARALLEL, None)
+    _renest(band, order)
+    if bounds is None:
+        return order
+    return [replace_bounds(loop, lb, ub) for loop, (lb, ub) in zip(order, bounds, strict=True)]
+
+
+def _renest(band: Sequence[affine.ForOp], order: Sequence[affine.ForOp]) -> None:
+    """Rebuild the nest `band[0] { band[1] { ... body } }` as `order[0] { order[1] { ... } }`."""
+    body = body_ops(band[-1])
+    for op in body:
+        op.detach()
+    for loop in reversed(band[1:]):
+        loop.detach()
+    if order[0] is not band[0]:
+        block = band[0].parent_block()
+        if block is None:
+            raise LoopoptError("internal: cannot permute a detached band", op=band[0])
+        block.insert_op_before(order[0], band[0])
+        band[0].detach()
+    for outer, inner in zip(order, order[1:], strict=False):
+        _append(outer, [inner])
+    _append(order[-1], body)
+
+
+def _append(loop: affine.ForOp, ops: Sequence[Operation]) -> None:
+    """Add `ops` at the end of `loop`'s body, before its terminator."""
+    block = loop.body.block
+    terminator = block.last_op
+    for op in ops:
+        if terminator is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, terminator)
