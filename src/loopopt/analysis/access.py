@@ -35,6 +35,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.ir.affine.affine_set import AffineConstraintKind
 
+from loopopt.dialects import affine_ext
 from loopopt.loops.nest import enclosing_loops, loop_name
 
 
@@ -280,18 +281,13 @@ def _bound_results(loop: affine.ForOp, upper: bool, syms: Symbols) -> list[Aff |
         elif isinstance(expr, AffineSymExpr):
             pos = amap.num_dims + expr.position
         owner = operands[pos].owner if pos is not None else None
-        if upper and isinstance(owner, affine.MinOp) or not upper and _is_max(owner):
-            assert isinstance(owner, Operation)
+        if isinstance(owner, affine.MinOp if upper else affine_ext.MaxOp):
             results += map_results(owner.map.data, owner.operands, loops, syms)
         else:
             dims = [value_aff(v, loops, syms) for v in operands[: amap.num_dims]]
             symbols = [value_aff(v, loops, syms) for v in operands[amap.num_dims :]]
             results.append(expr_aff(expr, dims, symbols))
     return results
-
-
-def _is_max(op: object) -> bool:
-    return isinstance(op, Operation) and op.name == "affine.max"
 
 
 def _loop_domain(loop: affine.ForOp, depth: int, syms: Symbols) -> list[Constraint]:
@@ -311,7 +307,10 @@ def _if_domain(op: Operation, loops: Sequence[affine.ForOp], syms: Symbols) -> l
     cons: list[Constraint] = []
     child, parent = op, op.parent_op()
     while parent is not None:
-        if isinstance(parent, affine.IfOp) and child.parent_region() is parent.then_region:
+        if (
+            isinstance(parent, affine.IfOp | affine_ext.IfOp)
+            and child.parent_region() is parent.then_region
+        ):
             aset = parent.condition.data
             vals = [value_aff(v, loops, syms) for v in parent.args]
             dims, symbols = vals[: aset.num_dims], vals[aset.num_dims :]

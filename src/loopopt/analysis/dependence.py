@@ -10,7 +10,7 @@
 For every ordered pair of accesses (source, sink) that may touch the same memory, at least one of
 them a write, the dependence relation is the isl map
 
-    [params] -> { S[s] -> T[t] : s ∈ dom(source), t ∈ dom(sink), f_source(s) = f_sink(t),
+    [params] -> { S[s] -> S[t] : s ∈ dom(source), t ∈ dom(sink), f_source(s) = f_sink(t),
                                  s executes before t }
 
 "Executes before" is split by *level*: at level l < c (c = number of common loops) the common
@@ -150,17 +150,23 @@ def _names(prefix: str, n: int) -> list[str]:
     return [f"{prefix}{k}" for k in range(n)]
 
 
-def relation(src: Access, snk: Access, params: Sequence[str], same_memref: bool) -> isl.Map:
-    """{ S[s] -> T[t] } of iteration pairs in both domains touching the same element (no order)."""
-    s, t = _names("s", len(src.loops)), _names("t", len(snk.loops))
-    cons = [c.isl(s) for c in src.domain] + [c.isl(t) for c in snk.domain]
-    if same_memref:
-        for a, b in zip(src.indices, snk.indices, strict=True):
-            if a is not None and b is not None:
-                cons.append(f"{a.isl(s)} = {b.isl(t)}")
+def access_map(access: Access, params: Sequence[str]) -> isl.Map:
+    """{ S[s] -> M[o] : s in the domain, o_k = index_k(s) } (a non-affine index: o_k free)."""
+    s, o = _names("s", len(access.loops)), _names("o", len(access.indices))
+    cons = [c.isl(s) for c in access.domain]
+    cons += [f"{ok} = {i.isl(s)}" for ok, i in zip(o, access.indices, strict=True) if i is not None]
     body = " and ".join(cons) if cons else "true"
-    text = f"[{', '.join(params)}] -> {{ S[{', '.join(s)}] -> T[{', '.join(t)}] : {body} }}"
-    return isl.Map(text)
+    return isl.Map(
+        f"[{', '.join(params)}] -> {{ S[{', '.join(s)}] -> M[{', '.join(o)}] : {body} }}"
+    )
+
+
+def relation(src: isl.Map, snk: isl.Map, same_memref: bool) -> isl.Map:
+    """{ S[s] -> S[t] } of iteration pairs (no order) touching the same element (if
+    `same_memref`, else any two iterations of the domains)."""
+    if same_memref:
+        return src.apply_range(snk.reverse())
+    return isl.Map.from_domain_and_range(src.domain(), snk.domain())
 
 
 @lru_cache(maxsize=1024)
@@ -170,14 +176,14 @@ def _level_map(ns: int, nt: int, common: int, level: int) -> isl.Map:
     if level < common:
         cons.append(f"{s[level]} < {t[level]}")
     body = " and ".join(cons) if cons else "true"
-    return isl.Map(f"{{ S[{', '.join(s)}] -> T[{', '.join(t)}] : {body} }}")
+    return isl.Map(f"{{ S[{', '.join(s)}] -> S[{', '.join(t)}] : {body} }}")
 
 
 @lru_cache(maxsize=1024)
 def _delta_map(ns: int, nt: int, common: int) -> isl.Map:
     s, t = _names("s", ns), _names("t", nt)
     diffs = ", ".join(f"{t[k]} - {s[k]}" for k in range(common))
-    return isl.Map(f"{{ [S[{', '.join(s)}] -> T[{', '.join(t)}]] -> D[{diffs}] }}")
+    return isl.Map(f"{{ [S[{', '.join(s)}] -> S[{', '.join(t)}]] -> D[{diffs}] }}")
 
 
 @lru_cache(maxsize=1024)
@@ -205,14 +211,15 @@ def _kind(src: Access, snk: Access) -> str:
     return "RAW" if src.is_write else "WAR"
 
 
-def pair_dependences(src: Access, snk: Access, params: Sequence[str]) -> list[Dependence]:
-    """The dependences from `src` to `snk`, one per non-empty level."""
+def pair_dependences(src: Access, snk: Access, maps: dict[Access, isl.Map]) -> list[Dependence]:
+    """The dependences from `src` to `snk`, one per non-empty level (`maps`: access_map of
+    each access)."""
     if not (src.is_write or snk.is_write):
         return []
     how = alias(src, snk)
     if how is None:
         return []
-    rel = relation(src, snk, params, how == "same")
+    rel = relation(maps[src], maps[snk], how == "same")
     if rel.is_empty():
         return []
     loops = common_loops(src, snk)
@@ -248,10 +255,11 @@ def dependences(root: Operation) -> list[Dependence]:
     syms = Symbols()
     accesses = collect_accesses(root, syms)
     params = [sym.isl for sym in syms.table.values()]
+    maps = {access: access_map(access, params) for access in accesses}
     deps: list[Dependence] = []
     for src in accesses:
         for snk in accesses:
-            deps += pair_dependences(src, snk, params)
+            deps += pair_dependences(src, snk, maps)
     return deps
 
 
