@@ -35,6 +35,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import affine_ext
 
 
 class ExprBuilder:
@@ -174,8 +175,12 @@ def _grouped(
 
 
 class LowerAffineIf(RewritePattern):
+    """affine.if (xDSL's generic op or loopopt's custom-syntax one) → cmpi + scf.if."""
+
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: affine.IfOp, rewriter: PatternRewriter, /) -> None:
+    def match_and_rewrite(
+        self, op: affine.IfOp | affine_ext.IfOp, rewriter: PatternRewriter, /
+    ) -> None:
         iset = op.condition.data
         builder = ExprBuilder(op.args[: iset.num_dims], op.args[iset.num_dims :])
         condition: SSAValue | None = None
@@ -238,6 +243,14 @@ class LowerAffineMin(RewritePattern):
         rewriter.replace(op, builder.ops, [value])
 
 
+class LowerAffineMax(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: affine_ext.MaxOp, rewriter: PatternRewriter, /) -> None:
+        builder = _builder(op.map.data, op.arguments)
+        value = builder.combined(op.map.data, take_max=True)
+        rewriter.replace(op, builder.ops, [value])
+
+
 def lower_affine(module: builtin.ModuleOp) -> None:
     """Lower every affine op of `module` to scf, arith and memref, in place."""
     PatternRewriteWalker(
@@ -251,6 +264,7 @@ def lower_affine(module: builtin.ModuleOp) -> None:
                 LowerAffineStore(),
                 LowerAffineApply(),
                 LowerAffineMin(),
+                LowerAffineMax(),
             ]
         ),
         apply_recursively=True,

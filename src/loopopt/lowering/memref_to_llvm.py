@@ -102,7 +102,7 @@ class AllocaLowering(RewritePattern):
         else:
             first = entry.first_op
             point = InsertPoint.before(first) if first is not None else InsertPoint.at_end(entry)
-            rewriter.insert_op([*ops, alloca], point)
+            rewriter.insert([*ops, alloca], point)
             rewriter.replace(op, [], [alloca.res])
         self.state.memrefs[alloca.res] = _info(t, op.dynamic_sizes)
 

@@ -35,8 +35,9 @@ from loopopt.lowering.memref_to_llvm import producer_patterns, user_patterns
 
 
 def _apply(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
+    # No dead-code elimination: size constants recorded in the memref table have no uses yet.
     PatternRewriteWalker(
-        GreedyRewritePatternApplier(list(patterns)), apply_recursively=True
+        GreedyRewritePatternApplier(list(patterns), dce_enabled=False), apply_recursively=True
     ).rewrite_module(module)
 
 
