@@ -83,7 +83,10 @@ class FuncLowering(RewritePattern):
                 sizes: dict[int, SSAValue] = {}
                 for k, dim in enumerate(dims):
                     position = block.args.index(ptr) + 1 + k
-                    sizes[dim] = rewriter.insert_block_argument(block, position, i64)
+                    size = rewriter.insert_block_argument(block, position, i64)
+                    if ptr.name_hint is not None:
+                        size.name_hint = f"{ptr.name_hint}_d{dim}"
+                    sizes[dim] = size
                 self.state.memrefs[ptr] = MemrefInfo(t, sizes)
             elif isinstance(t, IndexType):
                 rewriter.replace_value_with_new_type(arg, i64)
