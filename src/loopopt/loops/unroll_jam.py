@@ -1,0 +1,179 @@
+"""Unroll-and-jam: unroll an outer loop and fuse ("jam") the copies of its inner loops.
+
+The body of the loop is split, as in MLIR's loopUnrollJamByFactor, into runs of non-loop
+statements and inner `affine.for` ops. Each run is replicated `factor` times in place (copy u
+sees the IV as `iv + u * step`); each inner loop is kept once and jammed recursively, so its body
+holds the `factor` copies of its statements. Inner loops carrying iter_args (reductions) get one
+set of iter_args per copy. A remainder loop `<name>_rem` (a plain copy of the original) runs the
+leftover iterations. This is register tiling (NUDA's dmine).
+
+    affine.for %j = 0 to 6 {                     affine.for %j = 0 to 6 step 2 {
+      affine.for %k = 0 to 8 {          ==>        affine.for %k = 0 to 8 {
+        S(%j, %k)                                    S(%j, %k)  S(%j + 1, %k)
+      }                                            }
+    } {loopopt.name = "j"}                       } {loopopt.name = "j"}
+
+Mechanics only: the caller proves legality (analysis.legality.require_unroll_jam_legal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import affine
+from xdsl.ir import Operation, SSAValue
+
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import body_ops, constant_trip_count, describe_loop, step_of
+from loopopt.loops.unroll import (
+    defined_inside,
+    fold_apply,
+    lower_bound,
+    offset_apply,
+    set_bounds,
+    split_off_remainder,
+    upper_bound,
+)
+
+Mapper = dict[SSAValue, SSAValue]
+
+
+def jammed_loops(loop: affine.ForOp) -> list[affine.ForOp]:
+    """The inner loops that unroll-and-jam of `loop` fuses: loops directly in its body, and
+    recursively in theirs (loops inside other region ops, e.g. affine.if, are copied whole)."""
+    found: list[affine.ForOp] = []
+    for op in body_ops(loop):
+        if isinstance(op, affine.ForOp):
+            found.append(op)
+            found.extend(jammed_loops(op))
+    return found
+
+
+def unroll_jam_obstacle(loop: affine.ForOp) -> tuple[str, Operation] | None:
+    """Why `loop` cannot be unrolled and jammed (message, op to point at), or None.
+
+    Jamming needs the inner loops' trip counts to be the same for every copy: their bounds may
+    use values from outside `loop` or the IVs of other jammed loops, nothing else.
+    """
+    name = describe_loop(loop)
+    if loop.inits:
+        return f"cannot unroll-jam '{name}': it carries iter_args (use loop-unroll)", loop
+    inner = jammed_loops(loop)
+    shared = {id(other.body.block.args[0]) for other in inner}
+    for other in inner:
+        for value in (*lower_bound(other).operands, *upper_bound(other).operands):
+            if defined_inside(value, loop) and id(value) not in shared:
+                return (
+                    f"cannot jam '{name}' into '{describe_loop(other)}': the bounds of "
+                    f"'{describe_loop(other)}' vary with '{name}'",
+                    other,
+                )
+    return None
+
+
+def unroll_jam(
+    loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll-jam"
+) -> affine.ForOp | None:
+    """Unroll `loop` by `factor` and jam the copies into its inner loops; returns the remainder
+    loop if one was made. A constant trip count below `factor` lowers the factor to it.
+
+    Raises LoopoptError (prefixed with `pass_name`) when `unroll_jam_obstacle` finds one.
+    Not checked: dependences.
+    """
+    if factor < 1:
+        raise LoopoptError(f"{pass_name}: factor must be at least 1, got {factor}", op=loop)
+    obstacle = unroll_jam_obstacle(loop)
+    if obstacle is not None:
+        raise LoopoptError(f"{pass_name}: {obstacle[0]}", op=obstacle[1])
+    trip_count = constant_trip_count(loop)
+    if trip_count is not None:
+        factor = min(factor, max(trip_count, 1))
+    if factor == 1:
+        return None
+    step = step_of(loop)
+    remainder = split_off_remainder(loop, factor)
+    set_bounds(loop, step=factor * step)
+    block = loop.body.block
+    ops = body_ops(loop)
+    applies = [offset_apply(block.args[0], copy * step, block) for copy in range(1, factor)]
+    mappers: list[Mapper] = [{block.args[0]: apply.result} for apply in applies]
+    _jam_ops(ops, mappers)
+    for apply in applies:
+        fold_apply(apply)
+    return remainder
+
+
+def _jam_ops(ops: Sequence[Operation], mappers: list[Mapper]) -> None:
+    """Replicate each run of non-loop ops once per mapper (after the run); jam each loop."""
+    run: list[Operation] = []
+    for op in ops:
+        if isinstance(op, affine.ForOp):
+            _replicate(run, mappers)
+            run = []
+            _jam_loop(op, mappers)
+        else:
+            run.append(op)
+    _replicate(run, mappers)
+
+
+def _replicate(run: list[Operation], mappers: list[Mapper]) -> None:
+    if not run:
+        return
+    last = run[-1]
+    block = last.parent_block()
+    if block is None:
+        return
+    for mapper in mappers:
+        for op in run:
+            copy = op.clone(value_mapper=mapper)
+            block.insert_op_after(copy, last)
+            last = copy
+
+
+def _jam_loop(inner: affine.ForOp, mappers: list[Mapper]) -> None:
+    count = len(inner.inits)
+    if count:
+        inner = _widen_iter_args(inner, mappers)
+    terminator = inner.body.block.last_op
+    yielded = list(terminator.operands) if isinstance(terminator, affine.YieldOp) else []
+    _jam_ops(body_ops(inner), mappers)
+    if count and terminator is not None:
+        terminator.operands = yielded + [m.get(v, v) for m in mappers for v in yielded]
+
+
+def _widen_iter_args(inner: affine.ForOp, mappers: list[Mapper]) -> affine.ForOp:
+    """Rebuild `inner` with one set of iter_args per copy; record the copies in `mappers`."""
+    inits = list(inner.inits)
+    types = [v.type for v in inits]
+    block = inner.body.block
+    old_args = list(block.args[1:])
+    extra_inits = [m.get(v, v) for m in mappers for v in inits]
+    new_args = [[block.insert_arg(t, len(block.args)) for t in types] for _ in mappers]
+    widened = affine.ForOp.from_region(
+        list(inner.lowerBoundOperands),
+        list(inner.upperBoundOperands),
+        inits + extra_inits,
+        types * (len(mappers) + 1),
+        inner.lowerBoundMap,
+        inner.upperBoundMap,
+        inner.detach_region(inner.body),
+        inner.step,
+    )
+    widened.attributes.update(inner.attributes)
+    widened.location = inner.location
+    parent = inner.parent_block()
+    if parent is None:
+        raise LoopoptError("cannot jam a loop outside any block", op=inner)
+    parent.insert_op_before(widened, inner)
+    count = len(inits)
+    for index in range(count):
+        inner.results[index].replace_all_uses_with(widened.results[index])
+    for copy, mapper in enumerate(mappers, start=1):
+        for index in range(count):
+            arg, result = new_args[copy - 1][index], widened.results[copy * count + index]
+            arg.name_hint = old_args[index].name_hint
+            result.name_hint = inner.results[index].name_hint
+            mapper[old_args[index]] = arg
+            mapper[widened.results[index]] = result
+    parent.erase_op(inner)
+    return widened

@@ -1,0 +1,68 @@
+"""Unroll loops by a factor with a remainder loop, or fully (`loop-unroll`).
+
+Before:  affine.for %k = 0 to 10 { S(%k) } {loopopt.name = "k"}                  unroll-factor=4
+After:   affine.for %k = 0 to 8 step 4 { S(%k) S(%k + 1) S(%k + 2) S(%k + 3) } {loopopt.name = "k"}
+         affine.for %k = 8 to 10 { S(%k) } {loopopt.name = "k_rem"}
+
+Targets: the loop named by `loop=`, else every innermost loop of each function. The factor
+defaults to 4; a constant trip count of at most the factor unrolls fully, and a factor that
+divides a constant trip count leaves no remainder. Copies of inner loops keep their names; the
+remainder loop is named `<name>_rem`. `unroll-full` replaces a loop with a constant trip count by
+its iterations (a default target whose trip count is not constant is left alone; a named one is
+an error). Unrolling keeps the order of iterations, so it is always legal.
+Mechanics: `loopopt.loops.unroll`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import constant_trip_count, describe_loop, find_loop, functions
+from loopopt.loops.unroll import innermost_loops, unroll
+from loopopt.loops.unroll import unroll_full as unroll_fully
+from loopopt.passes.base import LoopoptPass
+
+
+@dataclass(frozen=True)
+class LoopUnrollPass(LoopoptPass):
+    """Unroll loops (default: the innermost) by unroll-factor with a remainder loop, or fully."""
+
+    name = "loop-unroll"
+
+    unroll_factor: int = 4
+    """Copies of the body per iteration of the unrolled loop (>= 1)."""
+
+    unroll_full: bool = False
+    """Unroll completely (loops with a constant trip count)."""
+
+    loop: str | None = None
+    """The loop to unroll, by name (default: the innermost loops)."""
+
+    func: str | None = None
+    """Only this function."""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.unroll_factor < 1:
+            raise LoopoptError(
+                f"{self.name}: unroll-factor must be at least 1, got {self.unroll_factor}", op=op
+            )
+        if self.loop is not None:
+            roots = functions(op, self.func) if self.func else [op]
+            targets = [find_loop(root, self.loop, self.name) for root in roots]
+        else:
+            targets = [loop for fn in functions(op, self.func) for loop in innermost_loops(fn)]
+        for loop in targets:
+            if not self.unroll_full:
+                unroll(loop, self.unroll_factor, self.name)
+            elif constant_trip_count(loop) is not None:
+                unroll_fully(loop, self.name)
+            elif self.loop is not None:
+                raise LoopoptError(
+                    f"{self.name}: cannot fully unroll '{describe_loop(loop)}': its trip count "
+                    "is not constant",
+                    op=loop,
+                )

@@ -1,0 +1,75 @@
+"""Unroll a loop and jam the copies into its inner loops (`loop-unroll-jam`): register tiling.
+
+Before:  affine.for %j = 0 to 6 {                              unroll-jam-factor=2
+           affine.for %k = 0 to 8 { S(%j, %k) }
+         } {loopopt.name = "j"}
+After:   affine.for %j = 0 to 6 step 2 {
+           affine.for %k = 0 to 8 { S(%j, %k)  S(%j + 1, %k) }
+         } {loopopt.name = "j"}
+
+Targets: the loop named by `loop=`, else each loop just outside an innermost loop (deepest
+first). The factor defaults to 4 and is lowered to a smaller constant trip count. Leftover
+iterations run in a remainder loop `<name>_rem` (not jammed); jammed inner loops keep their
+names. Refused with a diagnostic: a loop carrying iter_args, inner loops whose bounds vary with
+the unrolled IV (triangular nests), and any dependence that jamming would reverse
+(`loopopt.analysis.legality.require_unroll_jam_legal`). Mechanics: `loopopt.loops.unroll_jam`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, builtin
+from xdsl.ir import Operation
+
+from loopopt.analysis.legality import require_unroll_jam_legal
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import enclosing_loops, find_loop, functions
+from loopopt.loops.unroll import innermost_loops
+from loopopt.loops.unroll_jam import unroll_jam, unroll_jam_obstacle
+from loopopt.passes.base import LoopoptPass
+
+
+def jam_targets(root: Operation) -> list[affine.ForOp]:
+    """The loops just outside innermost loops under `root`, deepest first (each once)."""
+    found: list[affine.ForOp] = []
+    for inner in innermost_loops(root):
+        outer = enclosing_loops(inner)
+        if outer and not any(outer[-1] is known for known in found):
+            found.append(outer[-1])
+    return sorted(found, key=lambda loop: -len(enclosing_loops(loop)))
+
+
+@dataclass(frozen=True)
+class LoopUnrollJamPass(LoopoptPass):
+    """Unroll a loop (default: each loop just outside the innermost) and jam the copies inside."""
+
+    name = "loop-unroll-jam"
+
+    unroll_jam_factor: int = 4
+    """Copies of the body per iteration of the unrolled loop (>= 1)."""
+
+    loop: str | None = None
+    """The loop to unroll and jam, by name (default: the loops just outside the innermost)."""
+
+    func: str | None = None
+    """Only this function."""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        factor = self.unroll_jam_factor
+        if factor < 1:
+            raise LoopoptError(
+                f"{self.name}: unroll-jam-factor must be at least 1, got {factor}", op=op
+            )
+        if self.loop is not None:
+            roots = functions(op, self.func) if self.func else [op]
+            targets = [find_loop(root, self.loop, self.name) for root in roots]
+        else:
+            targets = [loop for fn in functions(op, self.func) for loop in jam_targets(fn)]
+        for loop in targets:
+            obstacle = unroll_jam_obstacle(loop)
+            if obstacle is not None:
+                raise LoopoptError(f"{self.name}: {obstacle[0]}", op=obstacle[1])
+            require_unroll_jam_legal(loop, self.name, factor)
+            unroll_jam(loop, factor, self.name)
