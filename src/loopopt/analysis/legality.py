@@ -21,7 +21,7 @@ from xdsl.ir import Block, Operation
 
 from loopopt.analysis.dependence import Dependence, carried_by, dependences
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
-from loopopt.loops.nest import enclosing_loops, loop_name
+from loopopt.loops.nest import enclosing_loops, loop_name, step_of
 
 
 def loop_label(loop: affine.ForOp) -> str:
@@ -170,7 +170,7 @@ def require_unroll_jam_legal(loop: affine.ForOp, pass_name: str, factor: int | N
     stays in order iff its distances over the inner loops common to S and T are lexicographically
     positive, or all zero with S's unit (see `jam_item`) not after T's in the innermost common
     body. Without `factor` every distance d > 0 is considered (conservative, independent of u);
-    with it, only d < factor (exact).
+    with it, only d < factor * step: the distances that can fall within one group of copies.
     """
     if loop.inits:
         raise IllegalTransformError(
@@ -180,7 +180,7 @@ def require_unroll_jam_legal(loop: affine.ForOp, pass_name: str, factor: int | N
         )
     for dep in carried_by(dependences(loop), loop):
         p = dep.level
-        bound = [f"d{p} < {factor}"] if factor is not None else []
+        bound = [f"d{p} < {factor * step_of(loop)}"] if factor is not None else []
         inner = list(range(p + 1, len(dep.loops)))
         bad = [bound + conj for conj in _lex_negative(inner)]
         innermost = dep.loops[-1].body.block
@@ -192,21 +192,3 @@ def require_unroll_jam_legal(loop: affine.ForOp, pass_name: str, factor: int | N
                 + _reverses(dep),
                 op=loop,
             )
-
-
-def require_tileable(band: Sequence[affine.ForOp], pass_name: str) -> None:
-    """Tiling precondition incl. bounds: the band is fully permutable, and every bound of a band
-    loop is computed outside the band or from the IVs of outer band loops (triangular and
-    trapezoidal bands are fine: their tiles are bounded by max/min of the original bounds)."""
-    require_fully_permutable(band, pass_name)
-    inside = {op for op in band[0].walk()} if band else set[Operation]()
-    for loop in band:
-        ivs = {outer.body.block.args[0] for outer in band}
-        for value in (*loop.lowerBoundOperands, *loop.upperBoundOperands):
-            owner = value.owner if isinstance(value.owner, Operation) else None
-            if value not in ivs and owner is not None and owner in inside:
-                raise LoopoptError(
-                    f"{pass_name}: cannot tile loop {loop_label(loop)}: its bound uses a value "
-                    f"computed inside the band ({owner.name})",
-                    op=loop,
-                )
