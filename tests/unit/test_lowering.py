@@ -383,3 +383,60 @@ def test_scalar_argument_checks() -> None:
         function(a, 2.5)
     with pytest.raises(LoopoptError, match="does not fit"):
         function(a, 2**70)
+
+
+def test_affine_parallel_with_grouped_upper_bounds() -> None:
+    text = """
+func.func @p(%A: memref<2x3xi64>, %n: index) {
+  "affine.parallel"(%n) <{lowerBoundsMap = affine_map<() -> (0, 0)>,
+      lowerBoundsGroups = dense<1> : vector<2xi32>,
+      upperBoundsMap = affine_map<()[s0] -> (2, 3, s0)>,
+      upperBoundsGroups = dense<[1, 2]> : vector<2xi32>,
+      steps = [1 : i64, 1 : i64], reductions = []}> ({
+  ^bb0(%i: index, %j: index):
+    %v = arith.index_cast %j : index to i64
+    affine.store %v, %A[%i, %j] : memref<2x3xi64>
+    "affine.yield"() : () -> ()
+  }) : (index) -> ()
+  return
+}
+"""
+    a = np.full((2, 3), -1, np.int64)
+    run_function(text, "p", [a, 2])
+    np.testing.assert_array_equal(a, [[0, 1, -1], [0, 1, -1]])
+
+
+def test_rank_zero_memrefs_and_bool_constants() -> None:
+    text = """
+func.func @z(%A: memref<f32>, %B: memref<f64>, %I: memref<2xi32>) {
+  %v = memref.load %A[] : memref<f32>
+  %w = arith.extf %v : f32 to f64
+  memref.store %w, %B[] : memref<f64>
+  %t = arith.constant true
+  %e = arith.extsi %t : i1 to i32
+  %u = arith.extui %t : i1 to i32
+  affine.store %e, %I[0] : memref<2xi32>
+  affine.store %u, %I[1] : memref<2xi32>
+  return
+}
+"""
+    a, b, ints = np.array(3.5, np.float32), np.array(0.0), np.zeros(2, np.int32)
+    run_function(text, "z", [a, b, ints])
+    assert b == 3.5
+    assert ints.tolist() == [-1, 1]
+
+
+def test_same_function_name_in_two_modules() -> None:
+    first = """
+func.func @f(%A: memref<1xf32>) {
+  %c = arith.constant 1.0 : f32
+  affine.store %c, %A[0] : memref<1xf32>
+  return
+}
+"""
+    second = first.replace("1.0", "2.0")
+    a = np.zeros(1, np.float32)
+    run_function(first, "f", [a])
+    assert a[0] == 1.0
+    run_function(second, "f", [a])
+    assert a[0] == 2.0

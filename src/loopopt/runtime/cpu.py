@@ -11,13 +11,13 @@ into a contiguous one and copied back after the call. Compiled engines are cache
 from __future__ import annotations
 
 import ctypes
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
 from loopopt.backend.llvm_ir import module_to_llvmlite
@@ -95,7 +96,9 @@ class _Engine:
     functions: dict[str, CpuFunction]
 
 
-_ENGINES: dict[str, _Engine] = {}
+_ENGINES: OrderedDict[str, _Engine] = OrderedDict()
+CACHE_SIZE = 256
+"""Compiled modules kept (least recently used dropped; functions in use keep theirs alive)."""
 
 
 def _compile_engine(module: ModuleOp) -> _Engine:
@@ -121,7 +124,7 @@ def _compile_engine(module: ModuleOp) -> _Engine:
 def _signatures(module: ModuleOp) -> dict[str, Signature]:
     result: dict[str, Signature] = {}
     for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.body.blocks:
+        if isinstance(op, FuncOp) and op.body.blocks:
             outputs = op.function_type.outputs.data
             if len(outputs) > 1:
                 raise LoopoptError(f"function '{op.sym_name.data}' returns several values", op=op)
@@ -218,27 +221,29 @@ class CpuFunction:
         return value
 
 
-def compile_cpu(module: ModuleOp | str, func_name: str) -> CpuFunction:
-    """Compile (or fetch from the cache) `func_name` of `module` for the host."""
+def compile_cpu(module: ModuleOp | str, func: str) -> CpuFunction:
+    """Compile (or fetch from the cache) `func` of `module` for the host."""
     text = module if isinstance(module, str) else str(module)
     engine = _ENGINES.get(text)
     if engine is None:
         parsed = parse_module(text, "<cpu>") if isinstance(module, str) else module.clone()
         engine = _compile_engine(parsed)
         _ENGINES[text] = engine
-    function = engine.functions.get(func_name)
+        if len(_ENGINES) > CACHE_SIZE:
+            _ENGINES.popitem(last=False)
+    else:
+        _ENGINES.move_to_end(text)
+    function = engine.functions.get(func)
     if function is None:
-        if func_name not in engine.signatures:
-            raise LoopoptError(f"no function named '{func_name}'")
-        inputs, output = engine.signatures[func_name]
-        address = engine.engine.get_function_address(func_name)
-        function = CpuFunction(func_name, inputs, output, address, engine)
-        engine.functions[func_name] = function
+        if func not in engine.signatures:
+            raise LoopoptError(f"no function named '{func}'")
+        inputs, output = engine.signatures[func]
+        address = engine.engine.get_function_address(func)
+        function = CpuFunction(func, inputs, output, address, engine)
+        engine.functions[func] = function
     return function
 
 
-def run_function(
-    module: ModuleOp | str, func_name: str, args: Sequence[np.ndarray | Scalar]
-) -> None:
-    """Call `func_name` on `args`; arrays are modified in place."""
-    compile_cpu(module, func_name)(*args)
+def run_function(module: ModuleOp | str, func: str, args: Sequence[np.ndarray | Scalar]) -> None:
+    """Call `func` on `args`; arrays are modified in place."""
+    compile_cpu(module, func)(*args)
