@@ -10,8 +10,9 @@ The loop ops themselves move (with their IVs, names and attributes), so the body
 A loop keeps `loopopt.parallel` only if every band loop that was outside it still is (a loop
 moved outward may carry a dependence that an outer loop used to carry).
 When no loop's bounds use a loop that ends up inside it, bounds are kept as they are. Otherwise
-(triangular bands) the bounds of the whole band are recomputed by exact projection of its
-iteration domain (bounds.band_bounds_in_order), e.g. for `j <= i`:
+(triangular bands) the bounds of the loops between the outermost and innermost moved ones are
+recomputed by exact projection of their iteration domain (bounds.band_bounds_in_order), the
+loops outside being parameters; e.g. for `j <= i`:
 
     affine.for %i = 0 to 10 { affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) { body } }
 becomes
@@ -31,6 +32,7 @@ from xdsl.ir import Operation
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.bounds import (
+    Bound,
     band_bounds_in_order,
     bound_values,
     iv,
@@ -70,6 +72,21 @@ def needs_new_bounds(order: Sequence[affine.ForOp]) -> bool:
     return False
 
 
+def new_bounds(
+    band: Sequence[affine.ForOp], permutation: Sequence[int], pass_name: str
+) -> dict[int, tuple[Bound, Bound]]:
+    """New (lower, upper) bounds by new depth, for the loops that need them after the
+    permutation (none for rectangular bands); a diagnostic where they cannot be computed.
+    The loops between the outermost and the innermost moved one are recomputed together."""
+    order = permuted_order(band, permutation)
+    if not needs_new_bounds(order):
+        return {}
+    moved = [d for d in range(len(band)) if order[d] is not band[d]]
+    lo, hi = moved[0], moved[-1] + 1
+    bounds = band_bounds_in_order(band[lo:hi], order[lo:hi], pass_name)
+    return dict(enumerate(bounds, start=lo))
+
+
 def permute_band(
     band: Sequence[affine.ForOp], permutation: Sequence[int], pass_name: str = "loop-interchange"
 ) -> list[affine.ForOp]:
@@ -80,14 +97,14 @@ def permute_band(
     """
     check_permutation(band, permutation, pass_name)
     order = permuted_order(band, permutation)
-    bounds = band_bounds_in_order(band, order, pass_name) if needs_new_bounds(order) else None
+    bounds = new_bounds(band, permutation, pass_name)
     for depth, loop in enumerate(band):
         if not set(band[:depth]) <= set(order[: permutation[depth]]):
             loop.attributes.pop(PARALLEL, None)
     _renest(band, order)
-    if bounds is None:
-        return order
-    return [replace_bounds(loop, lb, ub) for loop, (lb, ub) in zip(order, bounds, strict=True)]
+    for k, (lb, ub) in bounds.items():
+        order[k] = replace_bounds(order[k], lb, ub)
+    return order
 
 
 def _renest(band: Sequence[affine.ForOp], order: Sequence[affine.ForOp]) -> None:

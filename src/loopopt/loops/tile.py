@@ -20,16 +20,18 @@ Bounds that depend on outer band loops (triangular nests) are supported for line
 dependences: a tile loop's bounds take the extreme value over the outer loops' current tiles
 (its lower bound the minimum, its upper bound the maximum), and the point loop clips to the exact
 bound with `max`/`min`, so every original iteration runs exactly once. A size of 0 leaves a loop
-untiled: it has no tile loop and stays, with its bounds, in the point band.
+untiled: it has no tile loop and stays, with its bounds, in the point band (tile loops whose
+bounds use it take the extreme over its whole range, itself bounded over the outer tiles).
 
 Not checked here: legality (the band must be fully permutable: analysis.legality), and that
-`band` is a perfect nest. Refused with a diagnostic: iter_args, a negative size, a tiled loop
-whose bound depends on an untiled band loop or non-linearly on a band loop, and a step other
-than 1 on a loop whose lower bound depends on a band loop.
+`band` is a perfect nest. Refused with a diagnostic: iter_args on a tiled loop, a negative size,
+bounds that a tile loop needs and that are not linear in the band's IVs, and a step other than 1
+on a tiled loop whose lower bound depends on a band loop.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Sequence
 
 from xdsl.dialects import affine, func
@@ -81,25 +83,24 @@ def check_tileable(band: Sequence[affine.ForOp], sizes: Sequence[int], pass_name
         )
     position = {iv(loop): d for d, loop in enumerate(band)}
     for d, size in enumerate(sizes):
-        loop = band[d]
         if size < 0:
-            raise LoopoptError(f"{pass_name}: tile size {size} is negative", op=loop)
-        if size == 0:
-            continue
-        if loop.inits:
+            raise LoopoptError(f"{pass_name}: tile size {size} is negative", op=band[d])
+        if size > 0 and band[d].inits:
             raise LoopoptError(
-                f"{pass_name}: cannot tile loop '{describe_loop(loop)}': it has iter_args", op=loop
+                f"{pass_name}: cannot tile loop '{describe_loop(band[d])}': it has iter_args",
+                op=band[d],
             )
+    # Loops whose bounds enter the bounds of tile loops: tiled ones, and loops they depend on.
+    needed = [size > 0 for size in sizes]
+    for d in reversed(range(len(sizes))):
+        if not needed[d]:
+            continue
+        loop = band[d]
         for which, bound in (("lower", lower_bound(loop)), ("upper", upper_bound(loop))):
             for value in bound_values(bound) & position.keys():
                 outer = band[position[value]]
-                if position[value] >= len(sizes) or sizes[position[value]] == 0:
-                    raise LoopoptError(
-                        f"{pass_name}: cannot tile loop '{describe_loop(loop)}': its {which} "
-                        f"bound depends on untiled loop '{describe_loop(outer)}'",
-                        op=loop,
-                    )
-                if which == "lower" and step_of(loop) != 1:
+                needed[position[value]] = True
+                if which == "lower" and sizes[d] > 0 and step_of(loop) != 1:
                     raise LoopoptError(
                         f"{pass_name}: cannot tile loop '{describe_loop(loop)}': step "
                         f"{step_of(loop)} with a lower bound that depends on loop "
@@ -108,8 +109,9 @@ def check_tileable(band: Sequence[affine.ForOp], sizes: Sequence[int], pass_name
                     )
                 if _coefficients(bound, value) is None:
                     raise LoopoptError(
-                        f"{pass_name}: cannot tile loop '{describe_loop(loop)}': its {which} "
-                        f"bound is not linear in loop '{describe_loop(outer)}'",
+                        f"{pass_name}: cannot tile loop '{describe_loop(band[d])}': the "
+                        f"{which} bound of loop '{describe_loop(loop)}' is not linear in loop "
+                        f"'{describe_loop(outer)}'",
                         op=loop,
                     )
 
@@ -186,27 +188,59 @@ def _tile_range_bound(
     tile_iv: dict[int, SSAValue],
     low: bool,
 ) -> Bound:
-    """A tile loop's bound: `bound` with each band IV replaced by its extreme over the current
-    tile of that loop (the lowest value for a lower bound, highest for an upper bound)."""
-    amap, operands = bound
-    band_operands = [v for v in bound_values(bound) if v in position]
-    if not band_operands:
+    """A tile loop's bound: `bound` with each band IV replaced by its extreme value (the
+    lowest value for a lower bound, highest for an upper bound, per the sign of its
+    coefficient): over the loop's current tile, or over its whole range if it is not tiled."""
+    if not bound_values(bound) & position.keys():
         return bound
     builder = BoundBuilder()
-    exprs: list[AffineExpr] = []
-    for result in amap.results:
-        single: Bound = (AffineMap(amap.num_dims, amap.num_symbols, (result,)), operands)
-        replace: dict[SSAValue, AffineExpr] = {}
-        for value in band_operands:
-            d = position[value]
-            start = builder.dim(tile_iv[d])
-            end = start + (sizes[d] - 1) * step_of(band[d])
-            coefficients = _coefficients(single, value)
-            if coefficients is None:  # refused by check_tileable
-                raise LoopoptError("internal: non-linear tiled bound", op=band[d])
-            replace[value] = start if (coefficients[0] >= 0) == low else end
-        exprs.extend(builder.results_of(single, replace))
-    return builder.build(exprs)
+    extremes = _Extremes(band, sizes, position, tile_iv, builder)
+    return builder.build(extremes.of_bound(bound, high=not low))
+
+
+class _Extremes:
+    """Valid bounds on the values that band IVs (and bounds using them) take in a tile."""
+
+    def __init__(
+        self,
+        band: Sequence[affine.ForOp],
+        sizes: Sequence[int],
+        position: dict[SSAValue, int],
+        tile_iv: dict[int, SSAValue],
+        builder: BoundBuilder,
+    ):
+        self.band, self.sizes, self.position = band, sizes, position
+        self.tile_iv, self.builder = tile_iv, builder
+
+    def of_bound(self, bound: Bound, high: bool) -> list[AffineExpr]:
+        """Expressions without band IVs, each >= (high) or <= (not high) every value that a
+        result of `bound` takes over the tile; as loop bounds they combine by min (high) or max."""
+        amap, operands = bound
+        band_operands = [v for v in bound_values(bound) if v in self.position]
+        exprs: list[AffineExpr] = []
+        for result in amap.results:
+            single: Bound = (AffineMap(amap.num_dims, amap.num_symbols, (result,)), operands)
+            choices: list[list[AffineExpr]] = []
+            for value in band_operands:
+                coefficients = _coefficients(single, value)
+                if coefficients is None:  # refused by check_tileable
+                    raise LoopoptError("internal: non-linear tiled bound", op=self.band[0])
+                choices.append(self.of_iv(self.position[value], (coefficients[0] > 0) == high))
+            for picked in itertools.product(*choices):
+                replace = dict(zip(band_operands, picked, strict=True))
+                exprs.extend(self.builder.results_of(single, replace))
+        return exprs
+
+    def of_iv(self, d: int, high: bool) -> list[AffineExpr]:
+        """Bounds on the IV of band[d] in the current tile (highest or lowest value); an
+        untiled loop ranges over its bounds, themselves bounded over the outer loops' tiles."""
+        loop = self.band[d]
+        if self.sizes[d] > 0:
+            start = self.builder.dim(self.tile_iv[d])
+            return [start + (self.sizes[d] - 1) * step_of(loop)] if high else [start]
+        if high:
+            return [expr - 1 for expr in self.of_bound(upper_bound(loop), high=True)]
+        return self.of_bound(lower_bound(loop), high=False)
 
 
 def point_bounds(

@@ -21,13 +21,7 @@ from xdsl.dialects import affine, builtin
 
 from loopopt.analysis.legality import require_permutation_legal
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.bounds import band_bounds_in_order
-from loopopt.loops.interchange import (
-    check_permutation,
-    needs_new_bounds,
-    permute_band,
-    permuted_order,
-)
+from loopopt.loops.interchange import check_permutation, new_bounds, permute_band
 from loopopt.loops.nest import (
     band_by_names,
     describe_loop,
@@ -93,8 +87,6 @@ class LoopInterchangePass(LoopoptPass):
         for band in bands:
             check_permutation(band, self.permutation, self.name)
             require_permutation_legal(band, self.permutation, self.name)
-            order = permuted_order(band, self.permutation)
-            if needs_new_bounds(order):
-                band_bounds_in_order(band, order, self.name)
+            new_bounds(band, self.permutation, self.name)
         for band in bands:
             permute_band(band, self.permutation, self.name)

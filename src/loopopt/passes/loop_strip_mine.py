@@ -39,14 +39,15 @@ class LoopStripMinePass(LoopoptPass):
     """Only this function."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.factor < 1:
-            raise LoopoptError(
-                f"{self.name}: factor must be a positive integer, got {self.factor}", op=op
-            )
         if self.loop is not None:
             roots = functions(op, self.func) if self.func else [op]
             loops = [find_loop(root, self.loop, self.name) for root in roots]
         else:
             loops = [loop for fn in functions(op, self.func) for loop in outermost_loops(fn)]
+        if self.factor < 1:
+            raise LoopoptError(
+                f"{self.name}: factor must be a positive integer, got {self.factor}",
+                op=loops[0] if loops else op,
+            )
         for loop in loops:
             strip_mine(loop, self.factor, self.name)
