@@ -1,0 +1,215 @@
+"""Promotion: copy an array's footprint under a loop into a local buffer and use the buffer.
+
+Before (L = %kt, A's footprint: origin (%it, %kt), extents (32, 8)):
+    affine.for %kt = ... {
+      affine.for %i = ... { affine.for %k = ... { %a = affine.load %A[%i, %k] ... } }
+    }
+After:
+    affine.for %kt = ... {
+      %A_local = memref.alloca() : memref<32x8xf32>
+      affine.for %c0 = 0 to min(32, 37 - %it) {               // A_copy_in_0, loopopt.copy
+        affine.for %c1 = 0 to min(8, 23 - %kt) {              // A_copy_in_1, loopopt.copy
+          %v = affine.load %A[%it + %c0, %kt + %c1]
+          affine.store %v, %A_local[%c0, %c1]
+      } }
+      affine.for %i = ... { affine.for %k = ... {
+        %a = affine.load %A_local[%i - %it, %k - %kt] ... } }
+    }
+
+A copy-out nest (`A_copy_out_<d>`) follows the body when the array is written. The copy loops
+run over buffer coordinates from max(region lowers) - origin to min(region uppers) - origin,
+so they start at 0 and stop at the extent where no guard is needed. `pad` elements are added
+to the innermost buffer dimension (against shared-memory bank conflicts); they are never
+touched. Dynamic array sizes used by a guard are read with memref.dim.
+
+Not checked here (the footprint analysis does it): that the footprint covers every access and
+that no other memref aliases the array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import affine, arith, memref
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+from loopopt.analysis.footprint import Footprint
+from loopopt.analysis.footprint import Region as CopyRegion
+from loopopt.loops.nest import LOOP_NAME
+
+COPY = "loopopt.copy"
+"""Unit attribute on the loops that copy a promoted array in or out of its buffer."""
+
+
+def promote(
+    loop: affine.ForOp,
+    fp: Footprint,
+    memory_space: int | None = None,
+    pad: int = 0,
+    name: str = "A",
+) -> SSAValue:
+    """Promote `fp.memref` under `loop` into a buffer (returned) allocated at the start of the
+    body, in `memory_space` (an integer address space, e.g. 3 for GPU shared memory)."""
+    array = fp.memref
+    array_type = array.type
+    assert isinstance(array_type, MemRefType)
+    shape = [*fp.extents[:-1], fp.extents[-1] + pad] if fp.extents else []
+    space = IntegerAttr(memory_space, i64) if memory_space is not None else NoneAttr()
+    alloca = memref.AllocaOp.get(array_type.element_type, shape=shape, memory_space=space)
+    buffer = alloca.memref
+    buffer.name_hint = f"{name}_{'local' if memory_space is None else 'shared'}"
+    block = loop.body.block
+    first = _after_prologue(block)
+    sizes = _dynamic_sizes(array, fp)
+    for op in [*(op for pair in sizes.values() for op in pair), alloca]:
+        block.insert_op_before(op, first)
+    size_values = {d: pair[1].results[0] for d, pair in sizes.items()}
+    if fp.copy_in is not None:
+        for op in _copy_nest(fp, fp.copy_in, buffer, size_values, f"{name}_copy_in", True):
+            block.insert_op_before(op, first)
+    for access in fp.accesses:
+        _retarget(access, buffer, fp)
+    if fp.copy_out is not None:
+        last = block.last_op
+        assert last is not None
+        for op in _copy_nest(fp, fp.copy_out, buffer, size_values, f"{name}_copy_out", False):
+            block.insert_op_before(op, last)
+    return buffer
+
+
+def _after_prologue(block: Block) -> Operation:
+    """The first op of `block` after buffers and copy-in loops of earlier promotions."""
+    for op in block.ops:
+        copy_loop = isinstance(op, affine.ForOp) and COPY in op.attributes
+        if not copy_loop and not isinstance(op, memref.AllocaOp | memref.DimOp | arith.ConstantOp):
+            return op
+    raise ValueError("a loop body without terminator")
+
+
+def _dynamic_sizes(array: SSAValue, fp: Footprint) -> dict[int, tuple[Operation, Operation]]:
+    """(index constant, memref.dim) for each dynamic size a copy region mentions."""
+    used: set[int] = set()
+    for region in (fp.copy_in, fp.copy_out):
+        if region is not None:
+            for terms in (*region.lowers, *region.uppers):
+                for term in terms:
+                    used |= {e.position for e in term.dfs() if _is_symbol(e)}
+    result: dict[int, tuple[Operation, Operation]] = {}
+    for d in sorted(used):
+        index = arith.ConstantOp(IntegerAttr(d, IndexType()))
+        result[d] = (index, memref.DimOp(array, index.result))
+    return result
+
+
+def _is_symbol(expr: AffineExpr) -> bool:
+    return type(expr).__name__ == "AffineSymExpr"
+
+
+def _compact(
+    exprs: Sequence[AffineExpr], dims: Sequence[SSAValue], symbols: dict[int, SSAValue]
+) -> tuple[AffineMapAttr, list[SSAValue]]:
+    """A map of `exprs` over only the dims and symbols they use, with its operands."""
+    exprs = [e.simplify(len(dims), max(symbols, default=-1) + 1) for e in exprs]
+    used_dims = sorted(set().union(*(e.used_dims() for e in exprs)))
+    used_syms = sorted({s.position for e in exprs for s in e.dfs() if _is_symbol(s)})
+    new_dims = [
+        AffineExpr.dimension(used_dims.index(d)) if d in used_dims else AffineExpr.constant(0)
+        for d in range(len(dims))
+    ]
+    new_syms = [
+        AffineExpr.symbol(used_syms.index(s)) if s in used_syms else AffineExpr.constant(0)
+        for s in range(max(symbols, default=-1) + 1)
+    ]
+    results = tuple(e.replace_dims_and_symbols(new_dims, new_syms) for e in exprs)
+    operands = [dims[d] for d in used_dims] + [symbols[s] for s in used_syms]
+    return AffineMapAttr(AffineMap(len(used_dims), len(used_syms), results)), operands
+
+
+def _copy_nest(
+    fp: Footprint,
+    region: CopyRegion,
+    buffer: SSAValue,
+    sizes: dict[int, SSAValue],
+    name: str,
+    into_buffer: bool,
+) -> list[Operation]:
+    """The loop nest copying `region` between the array and the buffer (a rank-0 array: the
+    load and store alone)."""
+    rank = len(fp.extents)
+    blocks = [Block(arg_types=[IndexType()]) for _ in range(rank)]
+    coords = [b.args[0] for b in blocks]
+    for d, coord in enumerate(coords):
+        coord.name_hint = f"{name.replace('_copy', '')}{d}"
+    context = list(fp.context)
+    at_array = [fp.origin[d] + AffineExpr.dimension(len(context) + d) for d in range(rank)]
+    array_map, array_operands = _compact(at_array, [*context, *coords], sizes)
+    innermost = blocks[-1] if blocks else None
+    if into_buffer:
+        load = affine.LoadOp(fp.memref, array_operands, array_map)
+        store = affine.StoreOp(load.result, buffer, coords)
+    else:
+        load = affine.LoadOp(buffer, coords)
+        store = affine.StoreOp(load.result, fp.memref, array_operands, array_map)
+    if innermost is None:
+        return [load, store]
+    innermost.add_ops([load, store])
+    nest: Operation | None = None
+    for d in reversed(range(rank)):
+        if nest is not None:
+            blocks[d].add_op(nest)
+        blocks[d].add_op(affine.YieldOp.get())
+        lower = [t - fp.origin[d] for t in region.lowers[d]]
+        upper = [t - fp.origin[d] for t in region.uppers[d]]
+        lb_map, lb_operands = _compact(lower, context, sizes)
+        ub_map, ub_operands = _compact(upper, context, sizes)
+        nest = affine.ForOp.from_region(
+            lb_operands, ub_operands, [], [], lb_map, ub_map, Region(blocks[d])
+        )
+        nest.attributes[LOOP_NAME] = StringAttr(f"{name}_{d}")
+        nest.attributes[COPY] = UnitAttr()
+    assert nest is not None
+    return [nest]
+
+
+def _retarget(access: affine.LoadOp | affine.StoreOp, buffer: SSAValue, fp: Footprint) -> None:
+    """Make `access` index the buffer: original index minus the box origin.
+
+    The new map takes every operand as a symbol, as xDSL's parser builds access maps (its
+    printer shows mixed dims and symbols wrongly)."""
+    amap = access.map.data
+    operands = list(access.indices)
+    dims, syms = operands[: amap.num_dims], operands[amap.num_dims :]
+    ordered = [*dims, *syms]
+    extra = [v for v in dict.fromkeys(fp.context) if v not in ordered]
+    everything = [*ordered, *extra]
+    as_symbol = [AffineExpr.symbol(i) for i in range(len(everything))]
+    position = {v: as_symbol[i] for i, v in reversed(list(enumerate(everything)))}
+    context = [position[v] for v in fp.context]
+    results = tuple(
+        (
+            r.replace_dims_and_symbols(as_symbol[: len(dims)], as_symbol[len(dims) :])
+            - o.replace_dims_and_symbols(context, [])
+        ).simplify(0, len(everything))
+        for r, o in zip(amap.results, fp.origin, strict=True)
+    )
+    new_map = AffineMapAttr(AffineMap(0, len(everything), results))
+    if isinstance(access, affine.LoadOp):
+        new: Operation = affine.LoadOp(buffer, everything, new_map, access.result.type)
+        access.result.replace_all_uses_with(new.results[0])
+    else:
+        new = affine.StoreOp(access.value, buffer, everything, new_map)
+    parent = access.parent_block()
+    assert parent is not None
+    parent.insert_op_before(new, access)
+    parent.erase_op(access)

@@ -1,0 +1,122 @@
+"""Promote the arrays used under a loop into local buffers, with copy loops (still CPU-runnable).
+
+    promote{loop=k_t arrays=A,B memory-space=shared pad=1 func=matmul}
+
+Before:  affine.for %kt ... { ... %a = affine.load %A[%i, %k] ... } {loopopt.name = "k_t"}
+After:   affine.for %kt ... {
+           %A_shared = memref.alloca() : memref<32x9xf32, 3 : i64>
+           affine.for %c0 = 0 to min(32, 37 - %it) { affine.for %c1 = 0 to min(8, 23 - %kt) {
+             ... %A[%it + %c0, %kt + %c1] -> %A_shared[%c0, %c1] ...
+           } {loopopt.name = "A_copy_in_1", loopopt.copy} } {loopopt.name = "A_copy_in_0", ...}
+           ... %a = affine.load %A_shared[%i - %it, %k - %kt] ...
+         } {loopopt.name = "k_t"}
+
+Each array's footprint under the loop (a box with an affine origin and constant extents, halos
+included) gets a buffer allocated at the start of the loop body; the box is copied in when the
+array is read and the written elements copied back after the body. `memory-space=shared` puts
+the buffer in address space 3 (GPU workgroup memory); `local` (default) has no memory space.
+`pad=N` adds N elements to the innermost buffer dimension; by default 1 in shared memory when
+the innermost extent is a multiple of 32 (a bank-conflict-free row stride), else 0.
+`arrays=` names arrays by their SSA names (`%A` -> A); by default every array used under the
+loop. Promotion assumes distinct function arguments do not alias; it refuses non-affine
+accesses, footprints without a constant extent, and views of one memref where one is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, builtin
+from xdsl.ir import SSAValue
+
+from loopopt.analysis.footprint import Footprint, array_name, arrays_under, footprint
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import (
+    describe_loop,
+    find_loop,
+    find_loops,
+    functions,
+    loop_name,
+    loops_in,
+)
+from loopopt.loops.promote import promote
+from loopopt.passes.base import LoopoptPass
+
+MEMORY_SPACES: dict[str, int | None] = {"local": None, "shared": 3}
+"""memory-space= values and the address space of the buffer's memref type."""
+BANKS = 32
+"""Shared-memory banks (4-byte words) on NVIDIA GPUs."""
+
+
+def default_pad(extents: tuple[int, ...], memory_space: str) -> int:
+    """1 in shared memory when the innermost extent is a multiple of the bank count, else 0."""
+    if memory_space == "shared" and extents and extents[-1] % BANKS == 0:
+        return 1
+    return 0
+
+
+def copy_loop_prefix(name: str, taken: set[str]) -> str:
+    """`name`, or `name2`, `name3` ... when copy loops of that prefix exist in the function."""
+    prefix, counter = name, 2
+    while f"{prefix}_copy_in_0" in taken or f"{prefix}_copy_out_0" in taken:
+        prefix, counter = f"{name}{counter}", counter + 1
+    return prefix
+
+
+@dataclass(frozen=True)
+class PromotePass(LoopoptPass):
+    """Copy the footprint of arrays used under a loop into local/shared buffers."""
+
+    name = "promote"
+
+    loop: str | None = None
+    """The loop whose body gets the buffers (by loopopt.name)."""
+    arrays: tuple[str, ...] = ()
+    """Arrays to promote, by SSA name; default: every array used under the loop."""
+    memory_space: str = "local"
+    """local (no memory space) or shared (GPU workgroup memory, address space 3)."""
+    pad: int | None = None
+    """Elements added to the innermost buffer dimension (default: see default_pad)."""
+    func: str | None = None
+    """Only this function."""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.loop is None:
+            raise LoopoptError("promote: missing option loop=NAME (the loop to promote under)")
+        if self.memory_space not in MEMORY_SPACES:
+            raise LoopoptError(
+                f"promote: memory-space must be local or shared, not '{self.memory_space}'"
+            )
+        if self.pad is not None and self.pad < 0:
+            raise LoopoptError(f"promote: pad must be >= 0, not {self.pad}")
+        fns = [fn for fn in functions(op, self.func) if find_loops(fn, self.loop)]
+        if not fns:
+            raise LoopoptError(f"promote: no loop named '{self.loop}'", op=op)
+        plans = [(fn, *self._plan(find_loop(fn, self.loop, self.name))) for fn in fns]
+        for fn, loop, footprints in plans:
+            taken = {name for name in map(loop_name, loops_in(fn)) if name is not None}
+            for fp in footprints:
+                pad = (
+                    self.pad if self.pad is not None else default_pad(fp.extents, self.memory_space)
+                )
+                prefix = copy_loop_prefix(array_name(fp.memref), taken)
+                taken |= {f"{prefix}_copy_in_0", f"{prefix}_copy_out_0"}
+                promote(loop, fp, MEMORY_SPACES[self.memory_space], pad, prefix)
+
+    def _plan(self, loop: affine.ForOp) -> tuple[affine.ForOp, list[Footprint]]:
+        """The loop and the footprints to promote, all checked before anything changes."""
+        under = arrays_under(loop)
+        chosen: list[SSAValue] = []
+        for wanted in self.arrays:
+            found = [m for m in under if array_name(m) == wanted]
+            if not found:
+                raise LoopoptError(
+                    f"promote: no array named '{wanted}' is used under loop "
+                    f"'{describe_loop(loop)}'",
+                    op=loop,
+                )
+            chosen += [m for m in found if m not in chosen]
+        if not self.arrays:
+            chosen = under
+        return loop, [footprint(loop, memref, self.name) for memref in chosen]
