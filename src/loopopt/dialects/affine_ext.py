@@ -36,10 +36,10 @@ from xdsl.utils.exceptions import VerifyException
 
 def _parse_dims_and_symbols(parser: Parser) -> list[SSAValue]:
     dims = parser.parse_optional_comma_separated_list(
-        parser.Delimiter.PAREN, lambda: parser.parse_operand()
+        parser.Delimiter.PAREN, lambda: parser.parse_operand(IndexType())
     )
     syms = parser.parse_optional_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parser.parse_operand()
+        parser.Delimiter.SQUARE, lambda: parser.parse_operand(IndexType())
     )
     return [*(dims or []), *(syms or [])]
 
