@@ -112,3 +112,19 @@ func.func private @g()
         ("call @g", True, False),
     ]
     assert found[3].memref is None
+
+
+def test_vector_ops_and_other_memref_users() -> None:
+    found, _ = accesses("""
+func.func @f(%A: memref<4x64xf32>) -> memref<4x64xf32> {
+  %V = memref.subview %A[0, 0] [2, 32] [1, 1]
+      : memref<4x64xf32> to memref<2x32xf32, strided<[64, 1]>>
+  affine.for %i = 0 to 8 {
+    %v = affine.vector_load %A[1, %i * 4] : memref<4x64xf32>, vector<4xf32>
+    affine.vector_store %v, %A[2, %i * 4 + 32] : memref<4x64xf32>, vector<4xf32>
+  } {loopopt.name = "i"}
+  return %A : memref<4x64xf32>
+}
+""")
+    # The views and the return touch no memory; a vector covers a range of its last index.
+    assert [(a.render(), a.is_write) for a in found] == [("A[1, ?]", False), ("A[2, ?]", True)]

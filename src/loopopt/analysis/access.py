@@ -11,6 +11,9 @@ first), one affine index per memref dimension (None where an index is not an aff
 IVs and symbols: a loaded value, an scf IV …), its pre-order position (textual order) and its
 iteration domain as affine constraints (loop bounds, strides, affine.if conditions). Whatever
 cannot be expressed is left out of the domain, which only over-approximates the dependences.
+affine.vector_load/store have their last index unknown (a vector covers a range); any other op
+with memref operands reads and/or writes the whole memref, as its memory effects say (both when
+they are unknown).
 
 Symbols are index values defined outside every affine.for (function arguments, constants are
 folded). A func.call is an opaque access (memref None) that may read and write any memory.
@@ -34,6 +37,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 from xdsl.ir.affine.affine_set import AffineConstraintKind
+from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
 from loopopt.dialects import affine_ext
 from loopopt.loops.nest import enclosing_loops, loop_name
@@ -325,13 +329,17 @@ def _if_domain(op: Operation, loops: Sequence[affine.ForOp], syms: Symbols) -> l
     return cons
 
 
+_KIND = {False: MemoryEffectKind.READ, True: MemoryEffectKind.WRITE}
+READ, WRITE = _KIND[False], _KIND[True]
+
 Touch = tuple[SSAValue | None, bool, Sequence[SSAValue] | None, AffineMap | None]
 
 
 def _touches(op: Operation) -> list[Touch]:
     """(memref, is_write, index operands, affine map or None) for each access `op` makes."""
-    if isinstance(op, affine.LoadOp | affine.StoreOp):
-        return [(op.memref, isinstance(op, affine.StoreOp), op.indices, op.map.data)]
+    if isinstance(op, affine.LoadOp | affine.StoreOp | affine.VectorLoadOp | affine.VectorStoreOp):
+        write = isinstance(op, affine.StoreOp | affine.VectorStoreOp)
+        return [(op.memref, write, op.indices, op.map.data)]
     if isinstance(op, memref.LoadOp | memref.StoreOp):
         return [(op.memref, isinstance(op, memref.StoreOp), op.indices, None)]
     if isinstance(op, memref.AtomicRMWOp):
@@ -340,7 +348,14 @@ def _touches(op: Operation) -> list[Touch]:
         return [(op.source, False, None, None), (op.destination, True, None, None)]
     if isinstance(op, func.CallOp):
         return [(None, False, None, None), (None, True, None, None)]
-    return []
+    mems = [v for v in op.operands if isinstance(v.type, MemRefType)]
+    if op.regions or not mems or op.has_trait(IsTerminator):
+        return []
+    effects = get_effects(op)  # vector loads/stores, unknown ops: the whole memref
+    kinds = {e.kind for e in effects} if effects is not None else {READ, WRITE}
+    return [
+        (m, write, None, None) for m in mems for write in (False, True) if _KIND[write] in kinds
+    ]
 
 
 def _rank(value: SSAValue | None) -> int:
@@ -364,6 +379,8 @@ def collect_accesses(root: Operation, syms: Symbols | None = None) -> list[Acces
         for mem, is_write, operands, amap in touches:
             if amap is not None and operands is not None:
                 indices = tuple(map_results(amap, operands, loops, syms))
+                if isinstance(op, affine.VectorLoadOp | affine.VectorStoreOp):
+                    indices = (*indices[:-1], None)  # a vector covers a range
             elif operands is not None:
                 indices = tuple(value_aff(v, loops, syms) for v in operands)
             else:
