@@ -195,3 +195,39 @@ def test_aliasing_rules() -> None:
     view = find_loop(module, "view", "test")
     assert carried_by(dependences(view), view)  # A and a view of A may overlap
     assert parallel_names(module) == ["distinct"]
+
+
+def test_buffer_allocated_in_a_loop_is_private_to_its_iterations() -> None:
+    module = loop_body("""
+  affine.for %i = 0 to 8 {
+    %T = memref.alloca() : memref<4xf32>
+    affine.for %j = 0 to 4 {
+      %v = affine.load %A[%i * 4 + %j] : memref<64xf32>
+      affine.store %v, %T[%j] : memref<4xf32>
+    } {loopopt.name = "copy"}
+    affine.for %j = 1 to 4 {
+      %v = affine.load %T[%j - 1] : memref<4xf32>
+      affine.store %v, %A[%i * 4 + %j] : memref<64xf32>
+    } {loopopt.name = "use"}
+  } {loopopt.name = "i"}""")
+    deps = dependences(module)
+    assert carried_by(deps, find_loop(module, "i", "test")) == []
+    assert ("T[copy]", "T[use - 1]", "RAW", ("=",)) in summary(deps)
+    assert parallel_names(module) == ["i", "copy", "use"]
+
+
+def test_arith_index_computations_are_affine() -> None:
+    module = loop_body("""
+  %c2 = arith.constant 2 : index
+  affine.for %i = 0 to 16 {
+    %t = arith.muli %i, %c2 : index
+    %u = arith.addi %t, %c2 : index
+    %v = memref.load %A[%t] : memref<64xf32>
+    memref.store %v, %A[%u] : memref<64xf32>
+  } {loopopt.name = "i"}""")
+    (dep,) = dependences(module)
+    assert (dep.describe(), dep.distances, dep.exact) == (
+        "A[2*i + 2] → A[2*i] (RAW) has direction (<)",
+        (1,),
+        True,
+    )

@@ -15,8 +15,9 @@ affine.vector_load/store have their last index unknown (a vector covers a range)
 with memref operands reads and/or writes the whole memref, as its memory effects say (both when
 they are unknown).
 
-Symbols are index values defined outside every affine.for (function arguments, constants are
-folded). A func.call is an opaque access (memref None) that may read and write any memory.
+Symbols are index values defined outside every affine.for (function arguments; constants are
+folded; affine.apply and arith.addi/subi/muli on affine values are composed). A func.call is an
+opaque access (memref None) that may read and write any memory.
 """
 
 from __future__ import annotations
@@ -199,12 +200,29 @@ def value_aff(value: SSAValue, loops: Sequence[affine.ForOp], syms: Symbols) -> 
     elif isinstance(value.owner, affine.ApplyOp):
         apply = value.owner
         return map_results(apply.map.data, apply.mapOperands, loops, syms)[0]
+    elif isinstance(value.owner, arith.AddiOp | arith.SubiOp | arith.MuliOp):
+        return _arith_aff(value.owner, loops, syms)
     elif isinstance(value.owner, arith.ConstantOp):
         attr = value.owner.value
         return Aff((), attr.value.data) if isinstance(attr, IntegerAttr) else None
     if _defined_in_loop(value):
         return None
     return _var(syms.get(value))
+
+
+def _arith_aff(
+    op: arith.AddiOp | arith.SubiOp | arith.MuliOp, loops: Sequence[affine.ForOp], syms: Symbols
+) -> Aff | None:
+    lhs, rhs = value_aff(op.lhs, loops, syms), value_aff(op.rhs, loops, syms)
+    if lhs is None or rhs is None:
+        return None
+    if isinstance(op, arith.AddiOp):
+        return lhs + rhs
+    if isinstance(op, arith.SubiOp):
+        return lhs + rhs.scale(-1)
+    if rhs.is_const():
+        return lhs.scale(rhs.const)
+    return rhs.scale(lhs.const) if lhs.is_const() else None
 
 
 def map_results(

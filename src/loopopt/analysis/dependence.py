@@ -25,6 +25,9 @@ values reaching the same root through view ops (subview, cast …), or any unkno
 and so are compared without the same-element constraint, as are index positions that are not
 affine and calls (memref None): conservative dependences with every direction the order allows.
 
+A buffer allocated (memref.alloc/alloca) inside loops is private to each of their iterations:
+no dependence through it is carried by those loops (promoted tiles stay parallel).
+
 Values defined outside every affine.for are parameters, the same for source and sink: the
 dependences are those within one execution of the outermost affine nest. Nothing is cached; run
 the analysis again after changing the IR.
@@ -41,6 +44,7 @@ from xdsl.dialects import affine
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from loopopt.analysis.access import Access, Symbols, collect_accesses
+from loopopt.loops.nest import enclosing_loops
 
 VIEW_OPS = frozenset(
     {
@@ -146,6 +150,17 @@ def alias(a: Access, b: Access) -> str | None:
     return None
 
 
+def _private_depth(a: Access, b: Access) -> int:
+    """How many loops enclose the allocation both access (0 if none): each iteration of those
+    gets a fresh buffer, so no dependence through it is carried by them."""
+    if a.memref is None or b.memref is None:
+        return 0
+    root = _root(a.memref)
+    if root is not _root(b.memref) or not isinstance(root, OpResult):
+        return 0
+    return len(enclosing_loops(root.op)) if root.op.name in ALLOC_OPS else 0
+
+
 def _names(prefix: str, n: int) -> list[str]:
     return [f"{prefix}{k}" for k in range(n)]
 
@@ -226,7 +241,7 @@ def pair_dependences(src: Access, snk: Access, maps: dict[Access, isl.Map]) -> l
     c, ns, nt = len(loops), len(src.loops), len(snk.loops)
     exact = how == "same" and src.affine and snk.affine
     deps: list[Dependence] = []
-    for level in range(c + 1):
+    for level in range(_private_depth(src, snk), c + 1):
         if level == c and src.order >= snk.order:
             continue
         at_level = rel.intersect(_level_map(ns, nt, c, level))
