@@ -7,7 +7,7 @@ import re
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
@@ -99,7 +99,9 @@ def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> Mod
 
 
 def verify_ir(module: ModuleOp, what: str) -> None:
-    """Verify `module`; on failure, a LoopoptError at the innermost failing op."""
+    """Verify `module` (op verifiers, and that every value is defined before its uses, which
+    xDSL's verifier does not check); on failure, a LoopoptError at the innermost failing op."""
+    _check_defined_before_use(module, set(), what)
     try:
         module.verify()
     except (VerifyException, ValueError) as whole:
@@ -109,6 +111,25 @@ def verify_ir(module: ModuleOp, what: str) -> None:
             except (VerifyException, ValueError) as e:
                 raise LoopoptError(f"{what}: {_first_line(e)}", op=op) from None
         raise LoopoptError(f"{what}: {_first_line(whole)}") from None
+
+
+def _check_defined_before_use(op: Operation, visible: set[SSAValue], what: str) -> None:
+    """Structured (single-block) regions: an operand must be a value of an enclosing block
+    defined earlier. Multi-block regions (after lowering to cf) are not checked."""
+    for region in op.regions:
+        if len(region.blocks) != 1:
+            continue
+        block = region.block
+        scope = visible | set(block.args)
+        for inner in block.ops:
+            for operand in inner.operands:
+                if operand not in scope:
+                    name = f"%{operand.name_hint}" if operand.name_hint else "a value"
+                    raise LoopoptError(
+                        f"{what}: {inner.name} uses {name} before its definition", op=inner
+                    )
+            _check_defined_before_use(inner, scope, what)
+            scope.update(inner.results)
 
 
 def _first_line(e: Exception) -> str:

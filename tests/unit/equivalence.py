@@ -6,7 +6,8 @@ import numpy as np
 from loopopt.runtime.cpu import run_function
 from xdsl.passes import PassPipeline
 
-from loopopt.context import make_context, parse_module
+from loopopt.context import make_context, parse_module, verify_ir
+from loopopt.diagnostics import LoopoptError
 from loopopt.universe import all_passes
 
 
@@ -15,7 +16,10 @@ def transform(text: str, pipeline: str) -> str:
     ctx = make_context()
     module = parse_module(text, "test.mlir", ctx)
     PassPipeline.parse_spec(all_passes(), pipeline).apply(ctx, module)
-    module.verify()
+    try:
+        verify_ir(module, f"after '{pipeline}'")
+    except LoopoptError as e:  # a pass that produces invalid IR is a bug, not a refusal
+        raise AssertionError(e.one_line()) from None
     return str(module)
 
 

@@ -137,3 +137,24 @@ def test_wrong_argument_count_and_missing_function(rng: np.random.Generator) -> 
         run_function(text, func, [a, b])
     with pytest.raises(LoopoptError, match="no function named 'nope'"):
         run_function(text, "nope", [a, b])
+
+
+def test_engines_can_be_freed_and_more_compiled() -> None:
+    """Each engine owns its target machine: freeing one must not break the others."""
+    import gc
+
+    from loopopt.runtime import cpu
+
+    texts = [
+        f"func.func @f(%A: memref<4xf32>) {{\n  %c = arith.constant {v}.0 : f32\n"
+        "  affine.for %i = 0 to 4 {\n    affine.store %c, %A[%i] : memref<4xf32>\n  }\n"
+        "  return\n}\n"
+        for v in range(4)
+    ]
+    for text in texts[:3]:
+        cpu.run_function(text, "f", [np.zeros(4, np.float32)])
+    cpu._ENGINES.clear()
+    gc.collect()
+    out = np.zeros(4, np.float32)
+    cpu.run_function(texts[3], "f", [out])
+    np.testing.assert_array_equal(out, np.full(4, 3.0, np.float32))

@@ -64,24 +64,18 @@ def _ctype(t: Attribute, what: str) -> type[Any]:
     return _CTYPES[dtype.name]
 
 
-class _Jit:
-    """The host target machine, made once."""
-
-    machine: llvm.TargetMachine | None = None
-
-    @classmethod
-    def target_machine(cls) -> llvm.TargetMachine:
-        if cls.machine is None:
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            target = llvm.Target.from_default_triple()
-            cls.machine = target.create_target_machine(
-                cpu=llvm.get_host_cpu_name(),
-                features=llvm.get_host_cpu_features().flatten(),
-                opt=3,
-                jit=True,
-            )
-        return cls.machine
+def _target_machine() -> llvm.TargetMachine:
+    """A new host target machine. Each MCJIT engine takes ownership of (and frees) the machine
+    it is created with, so machines are never shared between engines."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=3,
+        jit=True,
+    )
 
 
 Signature = tuple[tuple[Attribute, ...], Attribute | None]
@@ -104,7 +98,7 @@ CACHE_SIZE = 256
 def _compile_engine(module: ModuleOp) -> _Engine:
     signatures = _signatures(module)
     lower_to_llvm(module)
-    machine = _Jit.target_machine()
+    machine = _target_machine()
     ir_module = module_to_llvmlite(module, llvm.get_process_triple(), str(machine.target_data))
     text = str(ir_module)
     try:
