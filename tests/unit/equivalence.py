@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from loopopt.runtime.cpu import run_function
 from xdsl.passes import PassPipeline
 
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
+from loopopt.runtime.cpu import run_function
 from loopopt.universe import all_passes
 
 
