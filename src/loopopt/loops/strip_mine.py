@@ -56,6 +56,8 @@ def strip_mine(
     if block is None:
         raise LoopoptError(f"{pass_name}: cannot strip-mine a detached loop", op=loop)
     block.insert_op_before(outer, loop)
+    for outer_arg, arg in zip(outer.body.block.args[1:], loop.body.block.args[1:], strict=True):
+        outer_arg.name_hint = arg.name_hint
     for old, new in zip(loop.results, outer.results, strict=True):
         old.replace_all_uses_with(new)
     loop.detach()
