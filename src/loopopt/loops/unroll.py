@@ -25,7 +25,7 @@ from typing import Literal
 
 from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import AffineMapAttr, DenseArrayBase, IndexType, IntegerAttr, i32
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from loopopt.diagnostics import LoopoptError
@@ -286,15 +286,11 @@ def fold_apply(apply: affine.ApplyOp) -> None:
         block.erase_op(apply)
 
 
-def offset_apply(iv: SSAValue, offset: int, block: Block) -> affine.ApplyOp:
-    """`affine.apply (d0 + offset)(iv)` placed at the start of `block`."""
+def offset_apply(iv: SSAValue, offset: int, before: Operation) -> affine.ApplyOp:
+    """`affine.apply (d0 + offset)(iv)` placed just before `before`."""
     offset_map = AffineMap(1, 0, (AffineDimExpr(0) + offset,))
     apply = affine.ApplyOp([iv], AffineMapAttr(offset_map))
-    first = block.first_op
-    if first is None:
-        block.add_op(apply)
-    else:
-        block.insert_op_before(apply, first)
+    _insert_before(apply, before)
     return apply
 
 
@@ -401,8 +397,9 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
     yielded = list(terminator.operands)
     current = list(yielded)
     applies: list[affine.ApplyOp] = []
+    first = body[0] if body else terminator
     for copy in range(1, factor):
-        apply = offset_apply(iv, copy * step, block)
+        apply = offset_apply(iv, copy * step, first)
         applies.append(apply)
         mapper: dict[SSAValue, SSAValue] = {iv: apply.result}
         mapper.update(zip(iter_args, current, strict=True))

@@ -95,7 +95,10 @@ def unroll_jam(
     set_bounds(loop, step=factor * step)
     block = loop.body.block
     ops = body_ops(loop)
-    applies = [offset_apply(block.args[0], copy * step, block) for copy in range(1, factor)]
+    first = ops[0] if ops else block.last_op
+    if first is None:
+        return remainder
+    applies = [offset_apply(block.args[0], copy * step, first) for copy in range(1, factor)]
     mappers: list[Mapper] = [{block.args[0]: apply.result} for apply in applies]
     _jam_ops(ops, mappers)
     for apply in applies:
