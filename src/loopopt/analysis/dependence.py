@@ -2,10 +2,10 @@
 
     affine.for %i = 1 to 8 {                          dependences(f) == [
       affine.for %j = 0 to 7 {                          A[i, j] → A[i - 1, j + 1] (RAW)
-        %u = affine.load %A[%i - 1, %j + 1]               has direction (<, >),
-        affine.store %v, %A[%i, %j]                     A[i - 1, j + 1] → A[i, j] ... ]
-      }
-    }
+        %u = affine.load %A[%i - 1, %j + 1]               has direction (<, >)
+        affine.store %v, %A[%i, %j]                   ]
+      }                                               (A[i - 1, j + 1] reads what an earlier
+    }                                                  iteration (i - 1, j + 1) wrote)
 
 For every ordered pair of accesses (source, sink) that may touch the same memory, at least one of
 them a write, the dependence relation is the isl map
