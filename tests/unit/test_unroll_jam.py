@@ -1,0 +1,181 @@
+"""loop-unroll-jam: the jamming utility (loops/unroll_jam.py), the pass, and execution
+equivalence; refusals for dependences (wavefront, jacobi) and for bounds that vary (syrk)."""
+
+from __future__ import annotations
+
+import kernels
+import numpy as np
+import pytest
+from equivalence import assert_equivalent, transform
+from xdsl.dialects import affine
+
+from loopopt.context import parse_module
+from loopopt.diagnostics import IllegalTransformError, LoopoptError
+from loopopt.loops.nest import constant_bounds, find_loop, find_loops, step_of
+from loopopt.loops.unroll_jam import jammed_loops, unroll_jam, unroll_jam_obstacle
+from loopopt.passes.loop_unroll_jam import jam_targets
+
+REDUCTION = """
+func.func @mm(%A: memref<5x7xf32>, %B: memref<7x6xf32>, %C: memref<5x6xf32>) {
+  affine.for %i = 0 to 5 {
+    affine.for %j = 0 to 6 {
+      %c0 = affine.load %C[%i, %j] : memref<5x6xf32>
+      %r = affine.for %k = 0 to 7 iter_args(%acc = %c0) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<5x7xf32>
+        %b = affine.load %B[%k, %j] : memref<7x6xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %p : f32
+        affine.yield %s : f32
+      } {loopopt.name = "k"}
+      affine.store %r, %C[%i, %j] : memref<5x6xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+SYMBOLIC_ROWS = """
+func.func @mm(%A: memref<12x7xf32>, %B: memref<7x6xf32>, %C: memref<12x6xf32>, %n: index) {
+  affine.for %i = 1 to %n {
+    affine.for %j = 0 to 6 {
+      affine.for %k = 0 to 7 {
+        %a = affine.load %A[%i, %k] : memref<12x7xf32>
+        %b = affine.load %B[%k, %j] : memref<7x6xf32>
+        %c = affine.load %C[%i, %j] : memref<12x6xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<12x6xf32>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+def seeded() -> np.random.Generator:
+    return np.random.default_rng(11)
+
+
+def reduction_arrays() -> list[np.ndarray]:
+    return [seeded().standard_normal(s).astype(np.float32) for s in [(5, 7), (7, 6), (5, 6)]]
+
+
+def test_copies_are_jammed_into_the_inner_loops() -> None:
+    module = parse_module(kernels.matmul(5, 6, 7, seeded())[0])
+    i = find_loop(module, "i", "test")
+    remainder = unroll_jam(i, 2)
+    module.verify()
+    assert step_of(i) == 2 and constant_bounds(i) == (0, 4)
+    assert remainder is not None and constant_bounds(remainder) == (4, 5)
+    [j, k] = jammed_loops(i)
+    stores = [op for op in k.body.block.ops if isinstance(op, affine.StoreOp)]
+    assert len(stores) == 2 and "%C[%i + 1, %j]" in str(k)
+    assert len(find_loops(module, "k")) == 2  # one jammed k, one in the remainder i_rem
+
+
+def test_factor_is_lowered_to_a_small_trip_count() -> None:
+    module = parse_module(kernels.matmul(3, 6, 7, seeded())[0])
+    i = find_loop(module, "i", "test")
+    assert unroll_jam(i, 8) is None
+    assert step_of(i) == 3 and constant_bounds(i) == (0, 3)
+
+
+def test_inner_iter_args_are_duplicated_per_copy() -> None:
+    after = assert_equivalent(
+        REDUCTION, "mm", reduction_arrays(), "loop-unroll-jam{unroll-jam-factor=2 loop=i}"
+    )
+    assert "iter_args(%acc = %c0, %acc_1 = %c0_1) -> (f32, f32)" in after
+    assert "affine.yield %s, %s_1 : f32, f32" in after
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "loop-unroll-jam{unroll-jam-factor=4 loop=j}",
+        "loop-unroll-jam{unroll-jam-factor=2 loop=j},loop-unroll-jam{unroll-jam-factor=3 loop=i}",
+    ],
+)
+def test_iter_args_reductions(pipeline: str) -> None:
+    assert_equivalent(REDUCTION, "mm", reduction_arrays(), pipeline)
+
+
+def test_loop_carrying_iter_args_is_refused() -> None:
+    module = parse_module(REDUCTION)
+    obstacle = unroll_jam_obstacle(find_loop(module, "k", "test"))
+    assert obstacle is not None and "carries iter_args" in obstacle[0]
+    with pytest.raises(LoopoptError, match="cannot unroll-jam 'k': it carries iter_args"):
+        transform(REDUCTION, "loop-unroll-jam{unroll-jam-factor=2 loop=k}")
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "loop-unroll-jam{unroll-jam-factor=2 loop=i}",
+        "loop-unroll-jam{unroll-jam-factor=4 loop=j}",
+        "loop-unroll-jam{unroll-jam-factor=4}",
+        "loop-unroll-jam{unroll-jam-factor=4 loop=j},loop-unroll-jam{unroll-jam-factor=2 loop=i}",
+    ],
+)
+def test_matmul_with_sizes_the_factors_do_not_divide(pipeline: str) -> None:
+    assert_equivalent(*kernels.matmul(7, 6, 5, seeded()), pipeline)
+
+
+@pytest.mark.parametrize("loop, factor", [("i", 3), ("j", 2), ("j", 4)])
+def test_conv2d(loop: str, factor: int) -> None:
+    pipeline = f"loop-unroll-jam{{unroll-jam-factor={factor} loop={loop}}}"
+    assert_equivalent(*kernels.conv2d(5, 7, 3, 2, seeded()), pipeline)
+
+
+def test_conv2d_jam_of_the_reduction_loop_p_is_illegal() -> None:
+    # Jamming p would interleave the O[i, j] updates of filter rows p and p + 1.
+    with pytest.raises(IllegalTransformError, match="unroll-and-jam of loop p reverses O"):
+        transform(kernels.conv2d(4, 4, 3, 3, seeded())[0], "loop-unroll-jam{unroll-jam-factor=2}")
+
+
+def test_syrk_inner_bounds_varying_with_i_are_refused() -> None:
+    text = kernels.syrk(6, 5, seeded())[0]
+    with pytest.raises(LoopoptError, match="cannot jam 'i' into 'j': the bounds of 'j' vary"):
+        transform(text, "loop-unroll-jam{unroll-jam-factor=2 loop=i}")
+
+
+def test_syrk_jam_of_j_is_fine() -> None:
+    after = assert_equivalent(*kernels.syrk(9, 5, seeded()), "loop-unroll-jam{unroll-jam-factor=2}")
+    assert "j_rem" in after
+
+
+def test_wavefront_jam_of_i_is_illegal() -> None:
+    text = kernels.wavefront(6, 7, seeded())[0]
+    with pytest.raises(IllegalTransformError, match=r"direction \(<, >\)"):
+        transform(text, "loop-unroll-jam{unroll-jam-factor=2 loop=i}")
+    assert_equivalent(*kernels.wavefront(6, 7, seeded()), "loop-unroll{unroll-factor=2 loop=i}")
+
+
+def test_jacobi_jam_of_t_is_illegal() -> None:
+    text = kernels.jacobi_1d(4, 10, seeded())[0]
+    with pytest.raises(IllegalTransformError, match="unroll-and-jam of loop t"):
+        transform(text, "loop-unroll-jam{unroll-jam-factor=2}")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 9, 12])
+def test_symbolic_trip_count(n: int) -> None:
+    rng = seeded()
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in [(12, 7), (7, 6), (12, 6)]]
+    after = assert_equivalent(
+        SYMBOLIC_ROWS, "mm", [*arrays, np.int64(n)], "loop-unroll-jam{unroll-jam-factor=3 loop=i}"
+    )
+    assert "floordiv 3" in after and "i_rem" in after
+
+
+def test_default_targets_are_the_loops_just_outside_the_innermost() -> None:
+    module = parse_module(kernels.jacobi_1d(2, 8, seeded())[0])
+    assert [t.attributes["loopopt.name"] for t in jam_targets(module)] == [
+        find_loop(module, "t", "test").attributes["loopopt.name"]
+    ]
+    module = parse_module(kernels.conv2d(4, 4, 2, 2, seeded())[0])
+    assert jam_targets(module) == [find_loop(module, "p", "test")]
+
+
+def test_bad_factor_is_a_diagnostic() -> None:
+    with pytest.raises(LoopoptError, match="unroll-jam-factor must be at least 1, got 0"):
+        transform(kernels.matmul(4, 4, 4, seeded())[0], "loop-unroll-jam{unroll-jam-factor=0}")
