@@ -1,0 +1,187 @@
+"""promote: the mechanics, the pass's options, and execution equivalence on the CPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from equivalence import assert_equivalent, transform
+from kernels import conv2d, jacobi_1d, matmul, syrk
+from test_footprint import DYNAMIC, TILED_TRIANGLE, TRIANGLE, tiled_matmul
+from xdsl.dialects import affine, memref
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, UnitAttr
+from xdsl.passes import PassPipeline
+
+from loopopt.analysis.footprint import arrays_under, footprint
+from loopopt.context import make_context, parse_module
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import find_loop, loop_name, loops_in
+from loopopt.loops.promote import COPY, promote
+from loopopt.passes.promote import copy_loop_prefix, default_pad
+from loopopt.runtime.cpu import run_function
+from loopopt.universe import all_passes
+
+M, N, K = 37, 29, 23  # no tile size divides these
+
+
+def _rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def matmul_arrays(rng: np.random.Generator) -> list[np.ndarray]:
+    return [_rand(rng, M, K), _rand(rng, K, N), _rand(rng, M, N)]
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "promote{loop=k_t arrays=A,B},promote{loop=j_t arrays=C}",
+        "promote{loop=j_t arrays=C},promote{loop=k_t arrays=A,B}",
+        "promote{loop=k_t memory-space=shared}",
+        "promote{loop=i_t arrays=B pad=5}",
+        "promote{loop=k}",
+    ],
+)
+def test_hand_tiled_matmul(pipeline: str, rng: np.random.Generator) -> None:
+    text = tiled_matmul(M, N, K, 8, 8, 4)
+    after = assert_equivalent(text, "matmul", matmul_arrays(rng), pipeline)
+    assert "loopopt.copy" in after
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "loop-tile{tile-sizes=8,8,4},promote{loop=k_t arrays=A,B},promote{loop=j_t arrays=C}",
+        "loop-tile{tile-sizes=16,8},promote{loop=j_t memory-space=shared}",
+        "promote{loop=i}",
+    ],
+)
+def test_matmul_pipelines(pipeline: str, rng: np.random.Generator) -> None:
+    text, fn, arrays = matmul(M, N, K, rng)
+    assert_equivalent(text, fn, arrays, pipeline)
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    ["loop-tile{tile-sizes=4,4},promote{loop=j_t}", "promote{loop=i arrays=I,O}"],
+)
+def test_conv2d_with_halo(pipeline: str, rng: np.random.Generator) -> None:
+    text, fn, arrays = conv2d(13, 11, 3, 3, rng)
+    after = assert_equivalent(text, fn, arrays, pipeline)
+    if "loop-tile" in pipeline:
+        assert "memref<6x6xf32>" in after  # a 4x4 tile and its halo of 2
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    ["promote{loop=t}", "promote{loop=i}", "loop-tile{tile-sizes=8 loops=i},promote{loop=i_t}"],
+)
+def test_jacobi_1d(pipeline: str, rng: np.random.Generator) -> None:
+    text, fn, arrays = jacobi_1d(4, 37, rng)
+    assert_equivalent(text, fn, arrays, pipeline)
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "promote{loop=i}",
+        "promote{loop=j arrays=A}",
+        "loop-tile{tile-sizes=4,4,4},promote{loop=k_t},promote{loop=i_t arrays=C}",
+    ],
+)
+def test_syrk_triangular(pipeline: str, rng: np.random.Generator) -> None:
+    text, fn, arrays = syrk(13, 7, rng)
+    assert_equivalent(text, fn, arrays, pipeline)
+
+
+@pytest.mark.parametrize(
+    ("text", "pipeline"), [(TRIANGLE, "promote{loop=t}"), (TILED_TRIANGLE, "promote{loop=i_t}")]
+)
+def test_write_only_triangle_keeps_the_other_half(
+    text: str, pipeline: str, rng: np.random.Generator
+) -> None:
+    after = assert_equivalent(
+        TRIANGLE, "tri", [_rand(rng, 9, 9), _rand(rng, 9, 9)], "promote{loop=t}"
+    )
+    assert "C_copy_in_0" in after  # needed: the box write-back covers the untouched half
+
+
+def test_dynamic_sizes(rng: np.random.Generator) -> None:
+    after = transform(DYNAMIC, "promote{loop=i_t}")
+    assert "memref.dim" in after
+    for n in (21, 16, 3):
+        data = _rand(rng, 24)
+        expected, got = data.copy(), data.copy()
+        run_function(DYNAMIC, "dyn", [expected, n])
+        run_function(after, "dyn", [got, n])
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_scalar_memref(rng: np.random.Generator) -> None:
+    text = """
+func.func @acc(%A: memref<16xf32>, %S: memref<f32>) {
+  affine.for %i = 0 to 16 {
+    %a = affine.load %A[%i] : memref<16xf32>
+    %s = affine.load %S[] : memref<f32>
+    %x = arith.addf %a, %s : f32
+    affine.store %x, %S[] : memref<f32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+    scalar = np.array(1.5, dtype=np.float32)
+    after = assert_equivalent(text, "acc", [_rand(rng, 16), scalar], "promote{loop=i arrays=S}")
+    assert "memref<f32>" in after and "S_local" in after
+
+
+def test_promote_builds_buffer_copies_and_retargets() -> None:
+    module = parse_module(tiled_matmul(70, 70, 70))
+    loop = find_loop(module, "k_t", "test")
+    a = next(m for m in arrays_under(loop) if m.name_hint == "A")
+    fp = footprint(loop, a)
+    buffer = promote(loop, fp, memory_space=3, pad=1, name="A")
+    assert isinstance(buffer.type, MemRefType)
+    assert buffer.type.get_shape() == (32, 9)
+    assert buffer.type.memory_space == IntegerAttr(3, 64)
+    assert isinstance(buffer.owner, memref.AllocaOp) and buffer.owner is loop.body.block.first_op
+    copies = [op for op in loops_in(loop) if COPY in op.attributes]
+    assert [loop_name(op) for op in copies] == ["A_copy_in_0", "A_copy_in_1"]
+    assert all(op.attributes[COPY] == UnitAttr() for op in copies)
+    assert not [use for use in a.uses if use.operation not in list(copies[1].walk())]
+    loads = [op for op in loop.walk() if isinstance(op, affine.LoadOp) and op.memref is buffer]
+    assert len(loads) == 1 and "- " not in str(loads[0].map)
+
+
+def test_names_of_a_second_promotion() -> None:
+    after = transform(
+        tiled_matmul(M, N, K, 8, 8, 4), "promote{loop=k_t arrays=A},promote{loop=j_t arrays=A}"
+    )
+    assert "A_copy_in_0" in after and "A2_copy_in_0" in after and "A2_local" in after
+    assert copy_loop_prefix("A", {"A_copy_in_0", "A2_copy_out_0"}) == "A3"
+
+
+def test_default_pad() -> None:
+    assert default_pad((8, 32), "shared") == 1
+    assert default_pad((8, 64), "shared") == 1
+    assert default_pad((32, 8), "shared") == 0
+    assert default_pad((8, 32), "local") == 0
+    assert default_pad((), "shared") == 0
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        ("promote", "missing option loop=NAME"),
+        ("promote{loop=k_t memory-space=global}", "memory-space must be local or shared"),
+        ("promote{loop=k_t pad=-1}", "pad must be >= 0"),
+        ("promote{loop=nope}", "no loop named 'nope'"),
+        ("promote{loop=k_t arrays=A,Z}", "no array named 'Z' is used under loop 'k_t'"),
+        ("promote{loop=k_t func=other}", "no function named 'other'"),
+    ],
+)
+def test_refusals_leave_the_module_alone(pipeline: str, message: str) -> None:
+    ctx = make_context()
+    module = parse_module(tiled_matmul(M, N, K, 8, 8, 4), "test.mlir", ctx)
+    before = str(module)
+    with pytest.raises(LoopoptError, match=message):
+        PassPipeline.parse_spec(all_passes(), pipeline).apply(ctx, module)
+    assert str(module) == before
