@@ -28,7 +28,7 @@ from xdsl.dialects import affine
 from xdsl.ir.affine import AffineConstantExpr, AffineMap
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import constant_trip_count, describe_loop, loops_in, step_of
+from loopopt.loops.nest import describe_loop, loops_in, step_of
 from loopopt.loops.unroll import (
     Bound,
     MapBuilder,
@@ -39,6 +39,7 @@ from loopopt.loops.unroll import (
     single_lower,
     single_upper,
     split_loop,
+    trip_count,
     upper_bound,
 )
 
@@ -50,10 +51,10 @@ def _check_count(loop: affine.ForOp, count: int, pass_name: str) -> None:
     name = describe_loop(loop)
     if count < 1:
         raise LoopoptError(f"{pass_name}: cannot peel {count} iterations off '{name}'", op=loop)
-    trip_count = constant_trip_count(loop)
-    if trip_count is not None and count >= trip_count:
+    known = trip_count(loop)
+    if known is not None and count >= known:
         raise LoopoptError(
-            f"{pass_name}: cannot peel {count} iterations off '{name}': it runs only {trip_count}",
+            f"{pass_name}: cannot peel {count} iterations off '{name}': it runs only {known}",
             op=loop,
         )
 
@@ -79,8 +80,8 @@ def peel_back(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> a
     builder = MapBuilder()
     lower = single_lower(loop, builder)
     upper = single_upper(loop, builder)
-    trip_count = upper - lower if step == 1 else (upper - lower).ceil_div(step)
-    boundary = lower + (trip_count - count) * step
+    iterations = upper - lower if step == 1 else (upper - lower).ceil_div(step)
+    boundary = lower + (iterations - count) * step
     first_upper = builder.build([*builder.exprs(upper_bound(loop)), boundary], "min")
     second_lower = builder.build([*builder.exprs(lower_bound(loop)), boundary], "max")
     return split_loop(loop, first_upper, second_lower, PEEL_SUFFIX)

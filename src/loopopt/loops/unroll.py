@@ -32,7 +32,6 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
 from loopopt.loops.nest import (
     body_ops,
-    constant_bounds,
     constant_trip_count,
     describe_loop,
     loop_name,
@@ -348,19 +347,39 @@ def split_loop(
     return copy
 
 
+def trip_count(loop: affine.ForOp) -> int | None:
+    """The number of iterations of `loop` when it is a constant: constant bounds, or one-result
+    bounds a constant apart (`%t to %t + 32`, a point loop of a full tile)."""
+    known = constant_trip_count(loop)
+    if known is not None:
+        return known
+    builder = MapBuilder()
+    lower, upper = builder.exprs(lower_bound(loop)), builder.exprs(upper_bound(loop))
+    if len(lower) != 1 or len(upper) != 1:
+        return None
+    difference = _constant_difference(upper[0], lower[0], len(builder.values))
+    if difference is None:
+        return None
+    return max(0, -(-difference // step_of(loop)))
+
+
+def iteration_value(loop: affine.ForOp, iteration: int) -> Bound:
+    """The IV value of iteration `iteration` of `loop` (one-result lower bound): lb + n * step."""
+    builder = MapBuilder()
+    [lower] = builder.exprs(lower_bound(loop))
+    return builder.build([lower + iteration * step_of(loop)])
+
+
 def split_off_remainder(loop: affine.ForOp, factor: int) -> affine.ForOp | None:
     """Shrink `loop` to a multiple of `factor` iterations and return the loop, `<name>_rem`,
     that runs the rest after it (None when `factor` divides a constant trip count)."""
     step = step_of(loop)
-    bounds = constant_bounds(loop)
-    if bounds is not None:
-        trip_count = constant_trip_count(loop) or 0
-        if trip_count % factor == 0:
+    known = trip_count(loop)
+    if known is not None:
+        if known % factor == 0:
             return None
-        split_at = bounds[0] + (trip_count // factor) * factor * step
-        return split_loop(
-            loop, Bound.constant(split_at), Bound.constant(split_at), REMAINDER_SUFFIX
-        )
+        split_at = iteration_value(loop, (known // factor) * factor)
+        return split_loop(loop, split_at, split_at, REMAINDER_SUFFIX)
     builder = MapBuilder()
     lower = single_lower(loop, builder)
     upper = single_upper(loop, builder)
@@ -379,10 +398,10 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
     """
     if factor < 1:
         raise LoopoptError(f"{pass_name}: unroll factor must be at least 1, got {factor}", op=loop)
-    trip_count = constant_trip_count(loop)
     if factor == 1:
         return None
-    if trip_count is not None and trip_count <= factor:
+    known = trip_count(loop)
+    if known is not None and known <= factor:
         unroll_full(loop, pass_name)
         return None
     step = step_of(loop)
@@ -413,26 +432,24 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
 
 
 def unroll_full(loop: affine.ForOp, pass_name: str = "loop-unroll") -> None:
-    """Replace `loop` (constant trip count) by its iterations, in order; iter_args become the
+    """Replace `loop` (constant `trip_count`) by its iterations, in order; iter_args become the
     chained values. A trip count of 0 erases the loop (its results become its inits)."""
-    trip_count = constant_trip_count(loop)
-    bounds = constant_bounds(loop)
-    if trip_count is None or bounds is None:
+    known = trip_count(loop)
+    if known is None:
         raise LoopoptError(
             f"{pass_name}: cannot fully unroll '{describe_loop(loop)}': its trip count is not "
             "constant",
             op=loop,
         )
-    step = step_of(loop)
     block = loop.body.block
     iv, *iter_args = block.args
     terminator = block.last_op
     yielded = list(terminator.operands) if isinstance(terminator, affine.YieldOp) else []
     body = body_ops(loop)
     current = list(loop.inits)
-    for iteration in range(trip_count):
-        index = AffineMap.constant_map(bounds[0] + iteration * step)
-        apply = affine.ApplyOp([], AffineMapAttr(index))
+    for iteration in range(known):
+        index = iteration_value(loop, iteration)
+        apply = affine.ApplyOp(list(index.operands), AffineMapAttr(index.map))
         _insert_before(apply, loop)
         mapper: dict[SSAValue, SSAValue] = {iv: apply.result}
         mapper.update(zip(iter_args, current, strict=True))

@@ -24,7 +24,7 @@ from xdsl.dialects import affine
 from xdsl.ir import Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import body_ops, constant_trip_count, describe_loop, step_of
+from loopopt.loops.nest import body_ops, describe_loop, step_of
 from loopopt.loops.unroll import (
     defined_inside,
     fold_apply,
@@ -32,6 +32,7 @@ from loopopt.loops.unroll import (
     offset_apply,
     set_bounds,
     split_off_remainder,
+    trip_count,
     upper_bound,
 )
 
@@ -85,9 +86,9 @@ def unroll_jam(
     obstacle = unroll_jam_obstacle(loop)
     if obstacle is not None:
         raise LoopoptError(f"{pass_name}: {obstacle[0]}", op=obstacle[1])
-    trip_count = constant_trip_count(loop)
-    if trip_count is not None:
-        factor = min(factor, max(trip_count, 1))
+    known = trip_count(loop)
+    if known is not None:
+        factor = min(factor, max(known, 1))
     if factor == 1:
         return None
     step = step_of(loop)

@@ -21,8 +21,8 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import constant_trip_count, describe_loop, find_loop, functions
-from loopopt.loops.unroll import innermost_loops, unroll
+from loopopt.loops.nest import describe_loop, find_loop, functions
+from loopopt.loops.unroll import innermost_loops, trip_count, unroll
 from loopopt.loops.unroll import unroll_full as unroll_fully
 from loopopt.passes.base import LoopoptPass
 
@@ -58,7 +58,7 @@ class LoopUnrollPass(LoopoptPass):
         for loop in targets:
             if not self.unroll_full:
                 unroll(loop, self.unroll_factor, self.name)
-            elif constant_trip_count(loop) is not None:
+            elif trip_count(loop) is not None:
                 unroll_fully(loop, self.name)
             elif self.loop is not None:
                 raise LoopoptError(
