@@ -71,6 +71,15 @@ def test_symbolic_trapezoid(permutation: list[int]) -> None:
         assert_same_points(text, module, "trap", {"n": n, "m": m})
 
 
+def test_empty_triangular_band() -> None:
+    text = SKEWED.replace("(2 * d0 + 3)", "(d0)")
+    module = parse_module(text)
+    order = permute_band(perfect_band(find_loop(module, "i", "test")), [1, 0, 2])
+    assert [str(loop.upperBoundMap.data) for loop in order[:2]] == ["() -> (0)"] * 2
+    module.verify()
+    assert_same_points(text, module, "skewed", {"n": 4})
+
+
 def test_non_rectangular_band_with_step_is_refused_before_any_change() -> None:
     module = parse_module(TRAPEZOID)
     before = str(module)

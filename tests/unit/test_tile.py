@@ -176,13 +176,37 @@ def test_attributes_and_fresh_names(rng: np.random.Generator) -> None:
     module.verify()
 
 
+STRIDED = """
+func.func @strided(%A: memref<64xf32>, %n: index) {
+  affine.for %i = 0 to %n {
+    affine.for %j = affine_map<(d0) -> (d0 * 2 - 3)>(%i) to 30 step 3 {
+      %v = affine.load %A[%i] : memref<64xf32>
+      affine.store %v, %A[%j] : memref<64xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("sizes", [[2, 2], [3, 1], [0, 4], [5, 3]])
+def test_step_with_lower_bound_on_band_loop_keeps_the_stride(sizes: list[int]) -> None:
+    module, band = _band(STRIDED)
+    tile_band(band, sizes)
+    module.verify()
+    for n in (1, 8, 17):
+        assert_same_points(STRIDED, module, "strided", {"n": n})
+
+
 def test_unsupported_bounds_are_refused_before_any_change() -> None:
     text = TRAPEZOID.replace(
         "to min affine_map<(d0)[s0] -> (d0 + 5, s0)>(%i)[%m] {", "to 9 step 2 {"
     )
     module, band = _band(text)
     before = str(module)
-    with pytest.raises(LoopoptError, match="step 2 with a lower bound that depends on loop 'i'"):
+    with pytest.raises(
+        LoopoptError, match="step 2 with a max lower bound that depends on loop 'i'"
+    ):
         tile_band(band, [2, 2])
     assert str(module) == before
     module, band = _band(TRAPEZOID.replace("(d1 - d0 + 6)", "(d1 mod 4)"))

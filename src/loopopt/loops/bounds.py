@@ -260,6 +260,9 @@ def band_bounds_in_order(
     names = ", ".join(f"x{k}" for k in range(len(order)))
     pnames = ", ".join(f"p{k}" for k in range(len(params)))
     domain = isl.BasicSet(f"[{pnames}] -> {{ [{names}] : {' and '.join(constraints)} }}")
+    if domain.is_empty():  # the band never runs its body, in any order
+        empty: Bound = (AffineMap.constant_map(0), [])
+        return [(empty, empty) for _ in order]
 
     result: list[tuple[Bound, Bound]] = []
     for k in reversed(range(len(order))):

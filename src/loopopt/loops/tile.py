@@ -26,7 +26,7 @@ bounds use it take the extreme over its whole range, itself bounded over the out
 Not checked here: legality (the band must be fully permutable: analysis.legality), and that
 `band` is a perfect nest. Refused with a diagnostic: iter_args on a tiled loop, a negative size,
 bounds that a tile loop needs and that are not linear in the band's IVs, and a step other than 1
-on a tiled loop whose lower bound depends on a band loop.
+on a tiled loop whose lower bound is a max that depends on a band loop.
 """
 
 from __future__ import annotations
@@ -100,10 +100,11 @@ def check_tileable(band: Sequence[affine.ForOp], sizes: Sequence[int], pass_name
             for value in bound_values(bound) & position.keys():
                 outer = band[position[value]]
                 needed[position[value]] = True
-                if which == "lower" and sizes[d] > 0 and step_of(loop) != 1:
+                stepped = which == "lower" and sizes[d] > 0 and step_of(loop) != 1
+                if stepped and len(bound[0].results) > 1:
                     raise LoopoptError(
                         f"{pass_name}: cannot tile loop '{describe_loop(loop)}': step "
-                        f"{step_of(loop)} with a lower bound that depends on loop "
+                        f"{step_of(loop)} with a max lower bound that depends on loop "
                         f"'{describe_loop(outer)}'",
                         op=loop,
                     )
@@ -248,13 +249,19 @@ def point_bounds(
 ) -> tuple[Bound, Bound]:
     """A point loop's bounds: [max(tile, lb), min(tile + size * step, ub)); the max only when
     lb uses a loop of the band (`band_ivs`), the min only when `size` may not divide the trip
-    count."""
+    count. With a step s and such an lb (one result l), the start is kept on l's stride:
+    max(l, l + ceildiv(tile - l, s) * s)."""
     builder = BoundBuilder()
     start = builder.dim(tile)
+    step = step_of(loop)
     lower = [start]
     if bound_values(lower_bound(loop)) & set(band_ivs):
-        lower += builder.results_of(lower_bound(loop))
-    upper = [start + size * step_of(loop)]
+        lower = builder.results_of(lower_bound(loop))
+        if step == 1:
+            lower.append(start)
+        else:  # one result: refused otherwise by check_tileable
+            lower.append(lower[0] + (start - lower[0]).ceil_div(step) * step)
+    upper = [start + size * step]
     trip = constant_trip_count(loop)
     if trip is None or trip % size != 0:
         upper += builder.results_of(upper_bound(loop))
