@@ -256,11 +256,12 @@ def point_bounds(
     step = step_of(loop)
     lower = [start]
     if bound_values(lower_bound(loop)) & set(band_ivs):
-        lower = builder.results_of(lower_bound(loop))
+        original = builder.results_of(lower_bound(loop))
         if step == 1:
-            lower.append(start)
+            lower += original
         else:  # one result: refused otherwise by check_tileable
-            lower.append(lower[0] + (start - lower[0]).ceil_div(step) * step)
+            first = original[0]
+            lower = [first, first + (start - first).ceil_div(step) * step]
     upper = [start + size * step]
     trip = constant_trip_count(loop)
     if trip is None or trip % size != 0:

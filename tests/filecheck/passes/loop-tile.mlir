@@ -169,6 +169,28 @@ func.func @symbolic(%A: memref<?x?xf32>, %n: index, %m: index) {
 
 // -----
 
+// A step with a lower bound on an outer band loop: the point loop starts on the loop's stride.
+// CHECK-LABEL: func.func @strided
+// CHECK:       affine.for %[[IT:.*]] = 0 to 10 step 4 {
+// CHECK-NEXT:    affine.for %[[JT:.*]] = affine_map<(d0) -> (d0)>(%[[IT]]) to 20 step 6 {
+// CHECK-NEXT:      affine.for %[[I:.*]] = affine_map<(d0) -> (d0)>(%[[IT]]) to min affine_map<(d0) -> ((d0 + 4), 10)>(%[[IT]]) {
+// CHECK-NEXT:        affine.for %[[J:.*]] = max affine_map<(d0, d1) -> (d1, (d1 + (((d0 + (d1 * -1)) ceildiv 2) * 2)))>(%[[JT]], %[[I]]) to min affine_map<(d0) -> ((d0 + 6), 20)>(%[[JT]]) step 2 {
+// ZERO-LABEL:  func.func @strided
+// ZERO:        affine.for %[[JT:.*]] = 0 to 20 step 8 {
+// ZERO-NEXT:     affine.for %[[I:.*]] = 0 to 10 {
+// ZERO-NEXT:       affine.for %[[J:.*]] = max affine_map<(d0, d1) -> (d1, (d1 + (((d0 + (d1 * -1)) ceildiv 2) * 2)))>(%[[JT]], %[[I]]) to min affine_map<(d0) -> ((d0 + 8), 20)>(%[[JT]]) step 2 {
+func.func @strided(%A: memref<10x20xf32>) {
+  affine.for %i = 0 to 10 {
+    affine.for %j = affine_map<(d0) -> (d0)>(%i) to 20 step 2 {
+      %v = affine.load %A[%i, %j] : memref<10x20xf32>
+      affine.store %v, %A[%i, %j] : memref<10x20xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
 // A[i, j] depends on A[i - 1, j + 1]: direction (<, >), the band is not fully permutable.
 // CHECK-NOT:   func.func @wavefront
 func.func @wavefront(%A: memref<9x8xf32>) {
