@@ -39,6 +39,7 @@ def matmul_arrays(rng: np.random.Generator) -> list[np.ndarray]:
         "promote{loop=k_t memory-space=shared}",
         "promote{loop=i_t arrays=B pad=5}",
         "promote{loop=k}",
+        "promote{loop=k_t arrays=A},promote{loop=k_t arrays=A,C}",
     ],
 )
 def test_hand_tiled_matmul(pipeline: str, rng: np.random.Generator) -> None:

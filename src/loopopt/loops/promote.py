@@ -70,7 +70,7 @@ def promote(
     buffer = alloca.memref
     buffer.name_hint = f"{name}_{'local' if memory_space is None else 'shared'}"
     block = loop.body.block
-    first = _after_prologue(block)
+    first = _after_prologue(block, array)
     sizes = _dynamic_sizes(array, fp)
     for op in [*(op for pair in sizes.values() for op in pair), alloca]:
         block.insert_op_before(op, first)
@@ -88,11 +88,13 @@ def promote(
     return buffer
 
 
-def _after_prologue(block: Block) -> Operation:
-    """The first op of `block` after buffers and copy-in loops of earlier promotions."""
+def _after_prologue(block: Block, array: SSAValue) -> Operation:
+    """Where the buffer and copy-in go: after the buffers and copy-in loops of earlier
+    promotions (in order of promotion), but before any op that touches `array`."""
     for op in block.ops:
         copy_loop = isinstance(op, affine.ForOp) and COPY in op.attributes
-        if not copy_loop and not isinstance(op, memref.AllocaOp | memref.DimOp | arith.ConstantOp):
+        prologue = copy_loop or isinstance(op, memref.AllocaOp | memref.DimOp | arith.ConstantOp)
+        if not prologue or any(array in inner.operands for inner in op.walk()):
             return op
     raise ValueError("a loop body without terminator")
 
