@@ -205,3 +205,29 @@ def test_full_tiles_after_strip_mine_of_a_triangular_loop() -> None:
     )
     module = parse_module(after)
     assert constant_trip_count(find_loop(module, "k_s", "test")) == 1
+
+
+def strip_mined(n: int, size: int) -> str:
+    return f"""
+func.func @f(%A: memref<{n}xf32>) {{
+  affine.for %it = 0 to {n} step {size} {{
+    affine.for %i = affine_map<(d0) -> (d0)>(%it)
+        to min affine_map<(d0) -> (d0 + {size}, {n})>(%it) {{
+      %v = affine.load %A[%i] : memref<{n}xf32>
+      %s = arith.addf %v, %v : f32
+      affine.store %s, %A[%i] : memref<{n}xf32>
+    }} {{loopopt.name = "i"}}
+  }} {{loopopt.name = "it"}}
+  return
+}}
+"""
+
+
+def test_full_tiles_when_every_tile_or_no_tile_is_full() -> None:
+    module = parse_module(strip_mined(12, 4))
+    assert separate_full_tiles(find_loop(module, "it", "test")) is None
+    assert "min" not in str(module) and str(module).count("affine.for") == 2
+    module = parse_module(strip_mined(3, 4))
+    before = str(module)
+    assert separate_full_tiles(find_loop(module, "it", "test")) is None
+    assert str(module) == before

@@ -74,16 +74,19 @@ def peel_front(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> 
 
 def peel_back(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> affine.ForOp:
     """Split off the last `count` iterations (count >= 1) into a loop placed after `loop`;
-    returns it. The boundary is `lb + (ceildiv(ub - lb, step) - count) * step`."""
+    returns it. The boundary is `ub - count` for step 1, else
+    `lb + (ceildiv(ub - lb, step) - count) * step`."""
     _check_count(loop, count, pass_name)
     step = step_of(loop)
     builder = MapBuilder()
-    lower = single_lower(loop, builder)
-    upper = single_upper(loop, builder)
-    iterations = upper - lower if step == 1 else (upper - lower).ceil_div(step)
-    boundary = lower + (iterations - count) * step
-    first_upper = builder.build([*builder.exprs(upper_bound(loop)), boundary], "min")
-    second_lower = builder.build([*builder.exprs(lower_bound(loop)), boundary], "max")
+    if step == 1:  # min(ub...) - count == min(ub - count, ...): no need for one expression
+        boundaries = [u - count for u in builder.exprs(upper_bound(loop))]
+    else:
+        lower = single_lower(loop, builder)
+        iterations = (single_upper(loop, builder) - lower).ceil_div(step)
+        boundaries = [lower + (iterations - count) * step]
+    first_upper = builder.build([*builder.exprs(upper_bound(loop)), *boundaries], "min")
+    second_lower = builder.build([*builder.exprs(lower_bound(loop)), *boundaries], "max")
     return split_loop(loop, first_upper, second_lower, PEEL_SUFFIX)
 
 
@@ -133,9 +136,18 @@ def full_tile_end(tile: affine.ForOp, points: list[PointLoop]) -> Bound:
     return builder.build(limits, "min")
 
 
-def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> affine.ForOp:
+def _constant(bound: Bound) -> int | None:
+    results = bound.map.results
+    if bound.operands or len(results) != 1 or not isinstance(results[0], AffineConstantExpr):
+        return None
+    return results[0].value
+
+
+def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> affine.ForOp | None:
     """Split `tile` into its full tiles (the point loops lose their min) and the rest, a copy
-    `<name>_peel` after it (returned). Raises LoopoptError when `point_loops(tile)` is empty."""
+    `<name>_peel` after it (returned). With constant bounds, no copy is made when every tile is
+    full (the mins just go) and nothing changes when none is. Raises LoopoptError when
+    `point_loops(tile)` is empty."""
     points = point_loops(tile)
     name = describe_loop(tile)
     if not points:
@@ -155,7 +167,13 @@ def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> aff
     split_at = end if step == 1 else lower + (end - lower).ceil_div(step) * step
     first_upper = builder.build([split_at])
     second_lower = builder.build([*builder.exprs(lower_bound(tile)), split_at], "max")
-    partial = split_loop(tile, first_upper, second_lower, PEEL_SUFFIX)
+    split_value = _constant(first_upper)
+    tile_lower, tile_upper = _constant(lower_bound(tile)), _constant(upper_bound(tile))
+    partial: affine.ForOp | None = None
+    if split_value is not None and tile_lower is not None and split_value <= tile_lower:
+        return None  # no full tile
+    if split_value is None or tile_upper is None or split_value < tile_upper:
+        partial = split_loop(tile, first_upper, second_lower, PEEL_SUFFIX)
     for point in points:
         upper = upper_bound(point.loop)
         kept = AffineMap(

@@ -46,7 +46,7 @@ def separate_all_full_tiles(fn: builtin.Operation, pass_name: str) -> None:
         if tile is None:
             return
         partial = separate_full_tiles(tile, pass_name)
-        done.update((id(tile), id(partial)))
+        done.update((id(tile), id(partial)) if partial is not None else (id(tile),))
 
 
 @dataclass(frozen=True)
