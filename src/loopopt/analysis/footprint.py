@@ -75,6 +75,8 @@ class Region:
 
 @dataclass(frozen=True)
 class Footprint:
+    """The box an array's accesses under a loop touch, and the regions to copy in and out."""
+
     memref: SSAValue
     context: tuple[SSAValue, ...]
     """Dim i of every expression below is context[i] (IVs of L and outer loops, symbols)."""

@@ -43,8 +43,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine.affine_expr import AffineSymExpr
 
-from loopopt.analysis.footprint import Footprint
+from loopopt.analysis.footprint import Footprint, array_name
 from loopopt.analysis.footprint import Region as CopyRegion
 from loopopt.loops.nest import LOOP_NAME
 
@@ -57,11 +58,14 @@ def promote(
     fp: Footprint,
     memory_space: int | None = None,
     pad: int = 0,
-    name: str = "A",
+    name: str | None = None,
 ) -> SSAValue:
-    """Promote `fp.memref` under `loop` into a buffer (returned) allocated at the start of the
-    body, in `memory_space` (an integer address space, e.g. 3 for GPU shared memory)."""
+    """Promote `fp.memref` (its footprint under `loop`) into a buffer, returned, allocated at
+    the start of the body in `memory_space` (an integer address space: 3 is GPU shared memory;
+    None, no memory space). `name` prefixes the buffer (`A_local`, `A_shared`) and the copy
+    loops (`A_copy_in_0` ...); default: the array's name."""
     array = fp.memref
+    name = name if name is not None else array_name(array)
     array_type = array.type
     assert isinstance(array_type, MemRefType)
     shape = [*fp.extents[:-1], fp.extents[-1] + pad] if fp.extents else []
@@ -115,7 +119,7 @@ def _dynamic_sizes(array: SSAValue, fp: Footprint) -> dict[int, tuple[Operation,
 
 
 def _is_symbol(expr: AffineExpr) -> bool:
-    return type(expr).__name__ == "AffineSymExpr"
+    return isinstance(expr, AffineSymExpr)
 
 
 def _compact(
