@@ -277,3 +277,10 @@ def test_pass_validates_options(options: str, message: str, rng: np.random.Gener
     with pytest.raises(LoopoptError) as info:
         transform(text, f"loop-tile{{{options}}}")
     assert message in info.value.message
+
+
+def test_loop_names_that_are_not_ssa_names(rng: np.random.Generator) -> None:
+    text, name, arrays = kernels.matmul(9, 7, 5, rng)
+    text = text.replace('"i"', '"0 i"')
+    after = assert_equivalent(text, name, arrays, "loop-tile{tile-sizes=4,4}")
+    assert 'loopopt.name = "0 i_t"' in after

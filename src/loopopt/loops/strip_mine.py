@@ -23,7 +23,7 @@ from xdsl.dialects import affine
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.bounds import iv, lower_bound, new_loop, replace_bounds, upper_bound
 from loopopt.loops.nest import PARALLEL, describe_loop, loop_name, set_loop_name, step_of
-from loopopt.loops.tile import fresh_loop_name, point_bounds, tile_band
+from loopopt.loops.tile import fresh_loop_name, name_iv, point_bounds, tile_band
 
 SUFFIX = "_s"
 
@@ -49,7 +49,7 @@ def strip_mine(
     if name is not None:
         outer_name = fresh_loop_name(loop, name + SUFFIX)
         set_loop_name(outer, outer_name)
-        iv(outer).name_hint = outer_name
+        name_iv(outer, outer_name)
     if PARALLEL in loop.attributes:
         outer.attributes[PARALLEL] = loop.attributes[PARALLEL]
     block = loop.parent_block()

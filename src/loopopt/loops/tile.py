@@ -73,6 +73,12 @@ def fresh_loop_name(anchor: Operation, base: str) -> str:
     return name
 
 
+def name_iv(loop: affine.ForOp, name: str) -> None:
+    """Print `loop`'s IV as `%name` when `name` is a valid SSA name."""
+    if SSAValue.is_valid_name(name):
+        iv(loop).name_hint = name
+
+
 def check_tileable(band: Sequence[affine.ForOp], sizes: Sequence[int], pass_name: str) -> None:
     """Raise a diagnostic if `tile_band(band, sizes)` cannot build the tiled nest."""
     if len(sizes) > len(band):
@@ -146,7 +152,7 @@ def tile_band(
         if name is not None:
             tile_name = fresh_loop_name(band[0], name + suffix)
             set_loop_name(tile, tile_name)
-            iv(tile).name_hint = tile_name
+            name_iv(tile, tile_name)
         if all(PARALLEL in outer.attributes for outer in band[: d + 1]):
             tile.attributes[PARALLEL] = loop.attributes[PARALLEL]
         _insert_around(tile, tile_loops[-1] if tile_loops else None, band[0])
