@@ -148,3 +148,28 @@ def test_pass_refuses_reordering_a_reduction(rng: np.random.Generator) -> None:
     text, _, _ = kernels.conv2d(7, 6, 3, 2, rng)
     with pytest.raises(IllegalTransformError, match=r"permuting loops \(p, q\)"):
         transform(text, "loop-interchange{permutation=1,0 loops=p,q}")
+
+
+NESTED = """
+func.func @nested(%A: memref<16xf32>) {
+  affine.for %t = 0 to 4 {
+    affine.for %i = 0 to 6 {
+      affine.for %j = affine_map<(d0, d1) -> (d0 + d1)>(%i, %t) to 9 {
+        %v = affine.load %A[%j] : memref<16xf32>
+        affine.store %v, %A[%i] : memref<16xf32>
+      } {loopopt.name = "j"}
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
+"""
+
+
+def test_band_inside_a_loop_uses_its_iv_as_a_parameter() -> None:
+    module = parse_module(NESTED)
+    band = perfect_band(find_loop(module, "i", "test"))
+    j, i = permute_band(band, [1, 0])
+    assert (loop_name(j), loop_name(i)) == ("j", "i")
+    assert len(j.lowerBoundOperands) == 1  # j from t: the outer IV is a dim operand
+    module.verify()
+    assert_same_points(NESTED, module, "nested")
