@@ -8,7 +8,7 @@ from equivalence import assert_equivalent, transform
 from kernels import conv2d, jacobi_1d, matmul, syrk
 from test_footprint import DYNAMIC, TILED_TRIANGLE, TRIANGLE, tiled_matmul
 from xdsl.dialects import affine, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, UnitAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, UnitAttr, f32
 from xdsl.passes import PassPipeline
 
 from loopopt.analysis.footprint import arrays_under, footprint
@@ -16,7 +16,7 @@ from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import find_loop, loop_name, loops_in
 from loopopt.loops.promote import COPY, promote
-from loopopt.passes.promote import copy_loop_prefix, default_pad
+from loopopt.passes.promote import buffer_bytes, copy_loop_prefix, default_pad
 from loopopt.runtime.cpu import run_function
 from loopopt.universe import all_passes
 
@@ -158,6 +158,14 @@ def test_names_of_a_second_promotion() -> None:
     )
     assert "A_copy_in_0" in after and "A2_copy_in_0" in after and "A2_local" in after
     assert copy_loop_prefix("A", {"A_copy_in_0", "A2_copy_out_0"}) == "A3"
+
+
+def test_shared_buffers_must_fit_a_block(rng: np.random.Generator) -> None:
+    text, _, _ = matmul(256, 256, 256, rng)
+    with pytest.raises(LoopoptError, match="need 265224 bytes, more than the 232448"):
+        transform(text, "promote{loop=i memory-space=shared}")  # A, C: 1x257; B: 256x257
+    transform(text, "promote{loop=i}")  # local buffers are not limited
+    assert buffer_bytes((8, 32), 1, f32) == 8 * 33 * 4
 
 
 def test_default_pad() -> None:

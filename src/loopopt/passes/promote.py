@@ -19,16 +19,19 @@ the buffer in address space 3 (GPU workgroup memory); `local` (default) has no m
 the innermost extent is a multiple of 32 (a bank-conflict-free row stride), else 0.
 `arrays=` names arrays by their SSA names (`%A` -> A); by default every array used under the
 loop. Promotion assumes distinct function arguments do not alias; it refuses non-affine
-accesses, footprints without a constant extent, and views of one memref where one is written.
+accesses, footprints without a constant extent, views of one memref where one is written, and
+shared buffers (with those already in the function) beyond one block's 227 KB.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, builtin
-from xdsl.ir import SSAValue
+from xdsl.dialects import affine, builtin, func, memref
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.ir import Attribute, SSAValue
 
 from loopopt.analysis.footprint import Footprint, array_name, arrays_under, footprint
 from loopopt.diagnostics import LoopoptError
@@ -47,6 +50,8 @@ MEMORY_SPACES: dict[str, int | None] = {"local": None, "shared": 3}
 """memory-space= values and the address space of the buffer's memref type."""
 BANKS = 32
 """Shared-memory banks (4-byte words) on NVIDIA GPUs."""
+SHARED_BYTES = 227 * 1024
+"""Shared memory one block can have on sm_90 (with opt-in)."""
 
 
 def default_pad(extents: tuple[int, ...], memory_space: str) -> int:
@@ -95,6 +100,8 @@ class PromotePass(LoopoptPass):
             raise LoopoptError(f"promote: no loop named '{self.loop}'", op=op)
         plans = [(fn, *self._plan(find_loop(fn, self.loop, self.name))) for fn in fns]
         for fn, loop, footprints in plans:
+            if self.memory_space == "shared":
+                _require_shared_fits(fn, loop, footprints, self.pad)
             taken = {name for name in map(loop_name, loops_in(fn)) if name is not None}
             for fp in footprints:
                 pad = (
@@ -120,3 +127,29 @@ class PromotePass(LoopoptPass):
         if not self.arrays:
             chosen = under
         return loop, [footprint(loop, memref, self.name) for memref in chosen]
+
+
+def buffer_bytes(extents: tuple[int, ...], pad: int, element: Attribute) -> int:
+    """Bytes of a buffer of `extents` (innermost padded by `pad`) of `element`s."""
+    count = math.prod([*extents[:-1], extents[-1] + pad]) if extents else 1
+    return count * (getattr(element, "size", None) or 8)
+
+
+def _require_shared_fits(
+    fn: func.FuncOp, loop: affine.ForOp, footprints: list[Footprint], pad: int | None
+) -> None:
+    """Shared buffers already in the function plus the new ones must fit in one block."""
+    total = 0
+    for op in fn.walk():
+        if isinstance(op, memref.AllocaOp) and op.memref.type.memory_space == IntegerAttr(3, 64):
+            total += buffer_bytes(op.memref.type.get_shape(), 0, op.memref.type.element_type)
+    for fp in footprints:
+        fp_pad = pad if pad is not None else default_pad(fp.extents, "shared")
+        assert isinstance(fp.memref.type, MemRefType)
+        total += buffer_bytes(fp.extents, fp_pad, fp.memref.type.element_type)
+    if total > SHARED_BYTES:
+        raise LoopoptError(
+            f"promote: shared buffers under loop '{describe_loop(loop)}' need {total} bytes, "
+            f"more than the {SHARED_BYTES} one block can have (sm_90)",
+            op=loop,
+        )
