@@ -11,10 +11,16 @@ iterations; there is none when the factor divides a constant trip count.
     } {loopopt.name = "k"}                } {loopopt.name = "k"}
                                           affine.for %k = 8 to 10 { S(%k) } {loopopt.name = "k_rem"}
 
-With non-constant bounds the split point is the affine map `lb + ((ub - lb) floordiv F) * F`
-(F = factor * step; MLIR's getCleanupLoopLowerBound) and the remainder starts at
-`max(lb, split)`, which keeps it empty when the trip count is negative. Full unroll replaces a
-loop with a constant trip count by its copies, chaining iter_args.
+With non-constant bounds the split point is the affine map
+`lb + (ceildiv(ub - lb, step) floordiv factor) * factor * step` (MLIR's
+getCleanupLoopLowerBound; a `max` lower or `min` upper bound is first computed by an
+affine.max/affine.min op) and the remainder starts at `max(lb, split)`, which keeps it empty
+when the trip count is negative. Full unroll replaces a loop with a constant trip count (constant
+bounds, or bounds a constant apart such as `%t to %t + 4`) by its copies, chaining iter_args.
+
+The helpers below (`Bound`, `MapBuilder`, `substitute`, `fold_apply`, `split_loop`, ...) are
+shared with unroll_jam.py and peel.py. Maps of affine.load/store are built with symbols only,
+the form xDSL's parser produces and the only one its printer prints correctly.
 """
 
 from __future__ import annotations
