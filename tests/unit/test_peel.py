@@ -140,6 +140,20 @@ def test_symbolic_bounds_with_iter_args(n: int, count: int) -> None:
     assert_equivalent(SYMBOLIC_SUM, "f", [*arrays, np.int64(n)], pipeline)
 
 
+@pytest.mark.parametrize("count", [1, 3, -1, -3])
+def test_peel_a_point_loop_bounded_by_a_min(count: int) -> None:
+    after = assert_equivalent(TILED, "mm", tiled_arrays(), f"loop-peel{{loop=i count={count}}}")
+    if count < 0:
+        assert "affine.min" in after
+
+
+@pytest.mark.parametrize("n", [0, 5, 8, 13])
+@pytest.mark.parametrize("count", [2, -2])
+def test_peel_a_symbolic_point_loop(n: int, count: int) -> None:
+    arrays = [seeded().standard_normal(40).astype(np.float32), np.int64(n)]
+    assert_equivalent(SYMBOLIC_TILED, "f", arrays, f"loop-peel{{loop=i count={count}}}")
+
+
 def test_full_tiles_drop_the_min() -> None:
     module = parse_module(TILED)
     it = find_loop(module, "it", "test")

@@ -79,14 +79,20 @@ def peel_back(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> a
     _check_count(loop, count, pass_name)
     step = step_of(loop)
     builder = MapBuilder()
-    if step == 1:  # min(ub...) - count == min(ub - count, ...): no need for one expression
-        boundaries = [u - count for u in builder.exprs(upper_bound(loop))]
+    uppers = builder.exprs(upper_bound(loop))
+    if step == 1:  # ub - count = min(ub_k - count): one boundary per result of a min bound
+        boundaries = builder.build([u - count for u in uppers], "min")
+        first_upper = builder.build([*uppers, *builder.exprs(boundaries)], "min")
+        if len(boundaries.map.results) == 1:
+            [boundary] = builder.exprs(boundaries)
+        else:
+            boundary = builder.value(materialize_min(boundaries, loop))
     else:
         lower = single_lower(loop, builder)
         iterations = (single_upper(loop, builder) - lower).ceil_div(step)
-        boundaries = [lower + (iterations - count) * step]
-    first_upper = builder.build([*builder.exprs(upper_bound(loop)), *boundaries], "min")
-    second_lower = builder.build([*builder.exprs(lower_bound(loop)), *boundaries], "max")
+        boundary = lower + (iterations - count) * step
+        first_upper = builder.build([*uppers, boundary], "min")
+    second_lower = builder.build([*builder.exprs(lower_bound(loop)), boundary], "max")
     return split_loop(loop, first_upper, second_lower, PEEL_SUFFIX)
 
 

@@ -4,7 +4,8 @@
 // RUN: loopopt-opt %s --split-input-file --verify-diagnostics -p 'loop-peel{loop=i count=20}'
 
 // count=N > 0 peels the first N iterations into `<name>_peel` before the loop, count=-N the last
-// N after it; the loop keeps its name. full-tiles splits each tile loop into full tiles (point
+// N after it; the loop keeps its name. Peeling the end of a loop bounded by a min starts the
+// peeled part at an affine.min (min(ub...) - N). full-tiles splits each tile loop into full tiles (point
 // loops without min) and the partial tile `<name>_peel`. A count of at least a constant trip
 // count is refused.
 
@@ -92,9 +93,10 @@ func.func @symbolic_sum(%A: memref<?xf32>, %out: memref<1xf32>, %n: index) {
 // CHECK:           } {loopopt.name = "i"}
 // BACK-LABEL:  func.func @tiled
 // BACK:          affine.for %[[IT:.*]] = 0 to 10 step 4 {
-// BACK:            affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[IT]]) to min affine_map<(d0) -> ((d0 + 2), 8)>(%[[IT]]) {
+// BACK:            %[[B:.*]] = affine.min affine_map<(d0) -> ((d0 + 2), 8)> (%[[IT]])
+// BACK-NEXT:       affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[IT]]) to min affine_map<(d0) -> ((d0 + 2), 8)>(%[[IT]]) {
 // BACK:            } {loopopt.name = "i"}
-// BACK-NEXT:       affine.for %{{.*}} = max affine_map<(d0) -> ((d0 + 2), 8)>(%[[IT]]) to min affine_map<(d0) -> ((d0 + 4), 10)>(%[[IT]]) {
+// BACK-NEXT:       affine.for %{{.*}} = max affine_map<(d0, d1) -> (d0, d1)>(%[[IT]], %[[B]]) to min affine_map<(d0) -> ((d0 + 4), 10)>(%[[IT]]) {
 // BACK:            } {loopopt.name = "i_peel"}
 func.func @tiled(%A: memref<10x12xf32>) {
   affine.for %i_t = 0 to 10 step 4 {
