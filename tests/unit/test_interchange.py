@@ -80,16 +80,52 @@ def test_empty_triangular_band() -> None:
     assert_same_points(text, module, "skewed", {"n": 4})
 
 
-def test_non_rectangular_band_with_step_is_refused_before_any_change() -> None:
-    module = parse_module(TRAPEZOID)
+STEPPED = """
+func.func @trap(%A: memref<64xf32>, %n: index, %m: index) {{
+  affine.for %i = 2 to %n step {0} {{
+    affine.for %j = affine_map<(d0) -> (d0 - 4)>(%i)
+        to min affine_map<(d0)[s0] -> (d0 + 5, s0)>(%i)[%m] step {1} {{
+      affine.for %k = affine_map<(d0, d1) -> (d1 - d0 + 6)>(%i, %j) to 9 step {2} {{
+        %v = affine.load %A[%k] : memref<64xf32>
+        affine.store %v, %A[%j + 4] : memref<64xf32>
+      }} {{loopopt.name = "k"}}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+
+
+@pytest.mark.parametrize("permutation", list(itertools.permutations(range(3))))
+@pytest.mark.parametrize("steps", [(3, 1, 1), (2, 3, 1), (1, 1, 2), (2, 2, 3)])
+def test_strides_in_a_non_rectangular_band(
+    permutation: tuple[int, ...], steps: tuple[int, ...]
+) -> None:
+    text = STEPPED.format(*steps)
+    module = parse_module(text)
+    band = perfect_band(find_loop(module, "i", "test"))
+    i, j, k = permutation
+    if (steps[1] != 1 and i > j) or (steps[2] != 1 and (i > k or j > k)):
+        with pytest.raises(LoopoptError, match="has step .* uses a loop that would be inside"):
+            permute_band(band, permutation)
+        return
+    permute_band(band, permutation)
+    module.verify()
+    for n, m in [(20, 30), (9, 4), (2, 6)]:
+        assert_same_points(text, module, "trap", {"n": n, "m": m})
+
+
+def test_unsupported_reorderings_are_refused_before_any_change() -> None:
+    text = TRAPEZOID.replace("to 9 {", "to 9 step 2 {")  # k: step 2, lb uses i and j
+    module = parse_module(text)
     before = str(module)
     band = perfect_band(find_loop(module, "i", "test"))
-    with pytest.raises(LoopoptError, match="loop 'i' has step 3"):
-        permute_band(band, [1, 0, 2])
+    with pytest.raises(LoopoptError, match="loop 'k' has step 2 and a lower bound that is a max"):
+        permute_band(band, [1, 2, 0])
     with pytest.raises(LoopoptError, match="not a permutation of 0..2"):
         permute_band(band, [0, 0, 1])
     assert str(module) == before
-    assert _permuted(TRAPEZOID, [0, 2, 1]) == ["i", "k", "j"]  # i (step 3) does not move
+    assert _permuted(text, [1, 0, 2]) == ["j", "i", "k"]  # k stays innermost
 
 
 def test_parallel_marks_survive_only_where_still_valid() -> None:

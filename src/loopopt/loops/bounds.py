@@ -11,7 +11,10 @@ mix a loop's original map with new IVs:
 
 `band_bounds_in_order` projects the iteration domain of a band (its loops' bound constraints,
 values defined outside the band as parameters) onto each prefix of a new loop order with isl
-(exact Fourier–Motzkin), giving every loop bounds in terms of the loops outside it only.
+(exact Fourier–Motzkin), giving every loop bounds in terms of the loops outside it only. A loop
+with step s and lower bound l is described by its iteration number e (IV = l + s * e), so its
+stride is kept; where a projection would need existential variables, its rational shadow is
+used together with the band's own constraints (exact iterations, possibly empty outer ones).
 """
 
 from __future__ import annotations
@@ -220,105 +223,177 @@ def band_bounds_in_order(
 ) -> list[tuple[Bound, Bound]]:
     """(lower, upper) bounds for each loop of `order` (the loops of `band`, outermost first)
     such that the nest in that order runs exactly the band's iterations, each bound using only
-    loops outside it. Needs steps of 1 and bounds linear in the band's IVs (else a diagnostic)."""
-    position = {iv(loop): k for k, loop in enumerate(order)}
-    params: list[SSAValue] = []
-    symbolic: set[SSAValue] = set()
-    constraints: list[str] = []
+    loops outside it. Needs bounds linear in the band's IVs, and a loop with a step other than
+    1 needs a single lower bound made of loops that stay outside it (else a diagnostic)."""
+    return _Reorder(band, order, pass_name).bounds()
 
-    def term(value: SSAValue | None, coeff: int) -> str:
-        if value is None:
-            return str(coeff)
-        if value in position:
-            return f"{coeff}*x{position[value]}"
-        if value not in params:
-            params.append(value)
-        return f"{coeff}*p{params.index(value)}"
 
-    for loop in band:
-        if step_of(loop) != 1:
+Form = dict[str | None, int]
+"""A linear form over isl names (`v3`: variable of new depth 3, `p1`: parameter 1) and a
+constant (key None)."""
+
+
+class _Reorder:
+    """The iteration domain of a band over variables v_k, k the new depth: v_k is the IV of
+    order[k], or for a loop with step s > 1 and lower bound l, its iteration number e
+    (IV = l + s * e, e >= 0), so that strides survive the projection."""
+
+    def __init__(self, band: Sequence[affine.ForOp], order: Sequence[affine.ForOp], pass_name: str):
+        self.order, self.pass_name = order, pass_name
+        self.position = {iv(loop): k for k, loop in enumerate(order)}
+        self.params: list[SSAValue] = []
+        self.symbolic: set[SSAValue] = set()
+        self.forms: dict[SSAValue, Form] = {}
+        self.constraints: list[Form] = []
+        for loop in band:  # original order: the forms of outer IVs exist when needed
+            self._add(loop)
+
+    def _add(self, loop: affine.ForOp) -> None:
+        k, step = self.position[iv(loop)], step_of(loop)
+        lower = self._forms(loop, lower_bound(loop))
+        upper = self._forms(loop, upper_bound(loop))
+        if step == 1:
+            x: Form = {f"v{k}": 1}
+            self.constraints += [_combine(x, 1, lb, -1) for lb in lower]
+        else:
+            inner = {v for v in bound_values(lower_bound(loop)) if self.position.get(v, -1) > k}
+            if len(lower) != 1 or inner:
+                raise LoopoptError(
+                    f"{self.pass_name}: cannot reorder the non-rectangular band: loop "
+                    f"'{describe_loop(loop)}' has step {step} and a lower bound that is a max "
+                    "or uses a loop that would be inside it",
+                    op=loop,
+                )
+            x = _combine(lower[0], 1, {f"v{k}": step}, 1)
+            self.constraints.append({f"v{k}": 1})
+        self.forms[iv(loop)] = x
+        for ub in upper:  # x <= ub - 1
+            self.constraints.append(_combine(_combine(ub, 1, x, -1), 1, {None: -1}, 1))
+
+    def _forms(self, loop: affine.ForOp, bound: Bound) -> list[Form]:
+        """The results of `bound` as linear forms (band IVs replaced by their forms)."""
+        amap, operands = bound
+        self.symbolic.update(operands[amap.num_dims :])
+        forms: list[Form] = []
+        for index in range(len(amap.results)):
+            form = linear_form(bound, index)
+            if form is None:
+                raise LoopoptError(
+                    f"{self.pass_name}: cannot reorder the non-rectangular band: a bound of loop "
+                    f"'{describe_loop(loop)}' is not linear ({amap.results[index]})",
+                    op=loop,
+                )
+            result: Form = {None: form.pop(None, 0)}
+            for value, c in form.items():
+                assert value is not None
+                if value in self.forms:
+                    result = _combine(result, 1, self.forms[value], c)
+                else:
+                    if value not in self.params:
+                        self.params.append(value)
+                    result = _combine(result, 1, {f"p{self.params.index(value)}": 1}, c)
+            forms.append(result)
+        return forms
+
+    def bounds(self) -> list[tuple[Bound, Bound]]:
+        names = ", ".join(f"v{k}" for k in range(len(self.order)))
+        pnames = ", ".join(f"p{k}" for k in range(len(self.params)))
+        text = " and ".join(_render(c) for c in self.constraints) or "true"
+        domain = isl.BasicSet(f"[{pnames}] -> {{ [{names}] : {text} }}")
+        if domain.is_empty():  # the band never runs its body, in any order
+            empty: Bound = (AffineMap.constant_map(0), [])
+            return [(empty, empty) for _ in self.order]
+        result: list[tuple[Bound, Bound]] = []
+        for k in reversed(range(len(self.order))):
+            n = domain.dim(isl.dim_type.set)
+            domain = domain.project_out(isl.dim_type.set, k + 1, n - k - 1).remove_redundancies()
+            result.append(self._bounds_of(domain, k))
+        return result[::-1]
+
+    def _rows(self, domain: isl.BasicSet, k: int) -> list[tuple[Form, bool]]:
+        """The constraints on v_k (form >= 0, or == 0 when flagged) to bound loop k with.
+
+        Where the exact projection needs existential variables (strides), it is relaxed to its
+        rational shadow, and the band's own constraints whose innermost variable is v_k are
+        added: every original constraint is then still enforced at its innermost loop, and the
+        relaxed ones only ever admit more (empty) iterations of outer loops."""
+        exact = domain.dim(isl.dim_type.div) == 0
+        rows: list[tuple[Form, bool]] = []
+        for constraint in (domain if exact else domain.remove_divs()).get_constraints():
+            form: Form = {None: constraint.get_constant_val().to_python()}
+            for j in range(k + 1):
+                form[f"v{j}"] = constraint.get_coefficient_val(isl.dim_type.set, j).to_python()
+            for i in range(domain.dim(isl.dim_type.param)):
+                name = domain.get_dim_name(isl.dim_type.param, i)
+                form[name] = constraint.get_coefficient_val(isl.dim_type.param, i).to_python()
+            rows.append((form, constraint.is_equality()))
+        if not exact:
+            for form in self.constraints:
+                deepest = max(
+                    (int(key[1:]) for key, c in form.items() if key and key[0] == "v" and c),
+                    default=-1,
+                )
+                if deepest == k:
+                    rows.append((form, False))
+        return [(form, eq) for form, eq in rows if form.get(f"v{k}", 0) != 0]
+
+    def _var(self, j: int, builder: BoundBuilder, c: int) -> AffineExpr:
+        """c * v_j over SSA values: v_j is the IV, or (IV - lower bound) / step (exact)."""
+        loop = self.order[j]
+        step = step_of(loop)
+        if step == 1:
+            return builder.dim(iv(loop)) * c
+        offset = builder.dim(iv(loop)) - builder.results_of(lower_bound(loop))[0]
+        return offset * (c // step) if c % step == 0 else (offset // step) * c
+
+    def _bounds_of(self, domain: isl.BasicSet, k: int) -> tuple[Bound, Bound]:
+        loop = self.order[k]
+        builder = BoundBuilder()
+        lower: list[AffineExpr] = []
+        upper: list[AffineExpr] = []
+        for form, equality in self._rows(domain, k):
+            a = form[f"v{k}"]
+            rest = AffineExpr.constant(form.get(None, 0))
+            for key, c in form.items():
+                if key is None or key == f"v{k}" or c == 0:
+                    continue
+                if key[0] == "v":
+                    rest = rest + self._var(int(key[1:]), builder, c)
+                else:
+                    value = self.params[int(key[1:])]
+                    operand = builder.sym(value) if value in self.symbolic else builder.dim(value)
+                    rest = rest + operand * c
+            if equality and a < 0:
+                a, rest = -a, rest * -1
+            if a > 0:  # a*v + rest >= 0 (or == 0): v >= ceil(-rest / a)
+                lower.append((rest * -1).ceil_div(a) if a != 1 else rest * -1)
+            if a < 0 or equality:  # v <= floor(rest / -a), or v == -rest / a
+                top = rest if a < 0 else rest * -1
+                div = -a if a < 0 else a
+                upper.append((top // div if div != 1 else top) + 1)
+        if not lower or not upper:
             raise LoopoptError(
-                f"{pass_name}: cannot reorder the non-rectangular band: loop "
-                f"'{describe_loop(loop)}' has step {step_of(loop)}",
+                f"{self.pass_name}: cannot reorder the band: loop '{describe_loop(loop)}' has "
+                "no bound in the new order",
                 op=loop,
             )
-        x = f"x{position[iv(loop)]}"
-        for bound, sign in ((lower_bound(loop), 1), (upper_bound(loop), -1)):
-            amap, operands = bound
-            symbolic.update(operands[amap.num_dims :])
-            for index in range(len(amap.results)):
-                form = linear_form(bound, index)
-                if form is None:
-                    raise LoopoptError(
-                        f"{pass_name}: cannot reorder the non-rectangular band: a bound of loop "
-                        f"'{describe_loop(loop)}' is not linear ({amap.results[index]})",
-                        op=loop,
-                    )
-                rest = " + ".join(term(v, -sign * c) for v, c in form.items() if c != 0)
-                offset = " - 1" if sign < 0 else ""
-                constraints.append(f"{sign}*{x} + {rest or '0'}{offset} >= 0")
-    names = ", ".join(f"x{k}" for k in range(len(order)))
-    pnames = ", ".join(f"p{k}" for k in range(len(params)))
-    domain = isl.BasicSet(f"[{pnames}] -> {{ [{names}] : {' and '.join(constraints)} }}")
-    if domain.is_empty():  # the band never runs its body, in any order
-        empty: Bound = (AffineMap.constant_map(0), [])
-        return [(empty, empty) for _ in order]
-
-    result: list[tuple[Bound, Bound]] = []
-    for k in reversed(range(len(order))):
-        domain = domain.project_out(isl.dim_type.set, k + 1, domain.dim(isl.dim_type.set) - k - 1)
-        domain = domain.remove_redundancies()
-        result.append(_bounds_of(domain, k, order, params, symbolic, pass_name))
-    return result[::-1]
+        step = step_of(loop)
+        if step != 1:  # bounds on the iteration number e: IV = start + step * e
+            start = builder.results_of(lower_bound(loop))[0]
+            lower = [start + e * step for e in lower]
+            upper = [start + (e - 1) * step + 1 for e in upper]
+        return builder.build(lower), builder.build(upper)
 
 
-def _bounds_of(
-    domain: isl.BasicSet,
-    k: int,
-    order: Sequence[affine.ForOp],
-    params: list[SSAValue],
-    symbolic: set[SSAValue],
-    pass_name: str,
-) -> tuple[Bound, Bound]:
-    if domain.dim(isl.dim_type.div) > 0:
-        raise LoopoptError(
-            f"{pass_name}: cannot reorder the non-rectangular band: the bounds of loop "
-            f"'{describe_loop(order[k])}' in the new order are not affine",
-            op=order[k],
-        )
-    param_of = {
-        domain.get_dim_name(isl.dim_type.param, i): i for i in range(domain.dim(isl.dim_type.param))
-    }
-    builder = BoundBuilder()
-    lower: list[AffineExpr] = []
-    upper: list[AffineExpr] = []
-    for constraint in domain.get_constraints():
-        a = constraint.get_coefficient_val(isl.dim_type.set, k).to_python()
-        if a == 0:
-            continue
-        rest = AffineExpr.constant(constraint.get_constant_val().to_python())
-        for j in range(k):
-            c = constraint.get_coefficient_val(isl.dim_type.set, j).to_python()
-            if c:
-                rest = rest + builder.dim(iv(order[j])) * c
-        for name, i in param_of.items():
-            c = constraint.get_coefficient_val(isl.dim_type.param, i).to_python()
-            if c:
-                value = params[int(name[1:])]
-                operand = builder.sym(value) if value in symbolic else builder.dim(value)
-                rest = rest + operand * c
-        if constraint.is_equality() and a < 0:
-            a, rest = -a, rest * -1
-        if a > 0:  # a*x + rest >= 0 (or == 0): x >= ceil(-rest / a)
-            lower.append((rest * -1).ceil_div(a) if a != 1 else rest * -1)
-        if a < 0 or constraint.is_equality():  # x <= floor(rest / -a), or x == -rest / a
-            top = rest if a < 0 else rest * -1
-            div = -a if a < 0 else a
-            upper.append((top // div if div != 1 else top) + 1)
-    if not lower or not upper:
-        raise LoopoptError(
-            f"{pass_name}: cannot reorder the band: loop '{describe_loop(order[k])}' has no "
-            "bound in the new order (empty iteration domain?)",
-            op=order[k],
-        )
-    return builder.build(lower), builder.build(upper)
+def _combine(a: Form, ca: int, b: Form, cb: int) -> Form:
+    """ca * a + cb * b."""
+    result = {key: ca * c for key, c in a.items()}
+    for key, c in b.items():
+        result[key] = result.get(key, 0) + cb * c
+    return result
+
+
+def _render(form: Form) -> str:
+    """`form >= 0` in isl syntax."""
+    terms = [f"{c}*{key}" for key, c in form.items() if key is not None and c != 0]
+    return f"{' + '.join(terms) or '0'} + {form.get(None, 0)} >= 0"

@@ -20,7 +20,8 @@ becomes
 
 Not checked here: legality (analysis.legality.require_permutation_legal) and that `band` is a
 perfect nest. Refused with a diagnostic: a permutation that is not one of the band's depths,
-and non-rectangular bands with steps other than 1 or non-linear bounds.
+and non-rectangular bands with non-linear bounds or with a stepped loop whose lower bound is a
+max or uses a loop that would end up inside it.
 """
 
 from __future__ import annotations
