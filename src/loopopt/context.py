@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
+from xdsl.dialects import arith, builtin, cf, func, gpu, llvm, math, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser

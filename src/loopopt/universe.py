@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
@@ -23,6 +24,12 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),
     "loopopt-lower-to-llvm": ("loopopt_lower_to_llvm", "LoopoptLowerToLLVMPass"),
+    "gpu-map-loops": ("gpu_map_loops", "GpuMapLoopsPass"),
+    "loopopt-lower-gpu-to-nvvm": ("loopopt_lower_gpu_to_nvvm", "LoopoptLowerGpuToNvvmPass"),
+}
+
+DIALECTS: dict[str, tuple[str, str]] = {
+    "nvvm": ("nvvm", "NVVM"),
 }
 
 
@@ -42,4 +49,20 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return result
 
 
-LOOPOPT_UNIVERSE = Universe(all_passes=all_passes())
+def all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Dialect name -> loader, for loopopt's own dialects (those xDSL lacks)."""
+    result: dict[str, Callable[[], Dialect]] = {}
+    for name, (module, attr) in DIALECTS.items():
+        if importlib.util.find_spec(f"loopopt.dialects.{module}") is not None:
+            result[name] = _dialect_loader(module, attr)
+    return result
+
+
+def _dialect_loader(module: str, attr: str) -> Callable[[], Dialect]:
+    def load() -> Dialect:
+        return getattr(importlib.import_module(f"loopopt.dialects.{module}"), attr)
+
+    return load
+
+
+LOOPOPT_UNIVERSE = Universe(all_passes=all_passes(), all_dialects=all_dialects())
