@@ -28,6 +28,7 @@ def make_context() -> Context:
         math.Math,
         memref.MemRef,
         cf.Cf,
+        gpu.GPU,
         llvm.LLVM,
     ):
         ctx.load_dialect(dialect)
