@@ -121,6 +121,22 @@ def test_matmul_with_sizes_the_factors_do_not_divide(pipeline: str) -> None:
     assert_equivalent(*kernels.matmul(7, 6, 5, seeded()), pipeline)
 
 
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "loop-tile{tile-sizes=4,5},loop-unroll{unroll-factor=2 loop=j},"
+        "loop-unroll-jam{unroll-jam-factor=2 loop=i}",
+        "loop-tile{tile-sizes=4,4},loop-peel{loop=j count=-1},"
+        "loop-unroll-jam{unroll-jam-factor=3 loop=i}",
+    ],
+)
+def test_register_tiling_of_partial_tiles(pipeline: str) -> None:
+    # The point loops end at min(...): the affine.min that splitting j needs is computed
+    # outside i (it does not depend on i), so i can still be jammed into j.
+    after = assert_equivalent(*kernels.matmul(10, 13, 7, seeded()), pipeline)
+    assert after.index("affine.min") < after.index("affine.for %i =")
+
+
 @pytest.mark.parametrize("loop, factor", [("i", 3), ("j", 2), ("j", 4)])
 def test_conv2d(loop: str, factor: int) -> None:
     pipeline = f"loop-unroll-jam{{unroll-jam-factor={factor} loop={loop}}}"

@@ -181,7 +181,7 @@ def single_lower(loop: affine.ForOp, builder: MapBuilder) -> AffineExpr:
     if len(bound.map.results) == 1:
         return builder.exprs(bound)[0]
     maximum = MaxOp(list(bound.operands), AffineMapAttr(bound.map))
-    _insert_before(maximum, loop)
+    _insert_before(maximum, hoisting_point(bound.operands, loop))
     return builder.value(maximum.result)
 
 
@@ -194,13 +194,25 @@ def single_upper(loop: affine.ForOp, builder: MapBuilder) -> AffineExpr:
 
 
 def materialize_min(bound: Bound, before: Operation) -> SSAValue:
-    """An SSA value for `bound` (the min of its results), computed just before `before`."""
+    """An SSA value for `bound` (the min of its results), computed before `before`, hoisted out
+    of the loops around `before` that it does not depend on."""
     if len(bound.map.results) == 1:
         op: Operation = affine.ApplyOp(list(bound.operands), AffineMapAttr(bound.map))
     else:
         op = affine.MinOp(list(bound.operands), AffineMapAttr(bound.map))
-    _insert_before(op, before)
+    _insert_before(op, hoisting_point(bound.operands, before))
     return op.results[0]
+
+
+def hoisting_point(operands: Sequence[SSAValue], before: Operation) -> Operation:
+    """The outermost op among `before` and its enclosing affine.for ops that no value of
+    `operands` is defined in: a pure computation of `operands` may go just before it."""
+    anchor = before
+    parent = anchor.parent_op()
+    while isinstance(parent, affine.ForOp) and not any(defined_inside(v, parent) for v in operands):
+        anchor = parent
+        parent = anchor.parent_op()
+    return anchor
 
 
 def _insert_before(op: Operation, anchor: Operation) -> None:

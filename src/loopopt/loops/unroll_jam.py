@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import affine
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.affine_ext import MaxOp
 from loopopt.loops.nest import body_ops, describe_loop, step_of
 from loopopt.loops.unroll import (
     defined_inside,
@@ -50,11 +51,22 @@ def jammed_loops(loop: affine.ForOp) -> list[affine.ForOp]:
     return found
 
 
+def _same_for_every_copy(value: SSAValue, loop: affine.ForOp, shared: set[int]) -> bool:
+    """Whether `value` is the same in every unrolled copy: defined outside `loop`, the IV of a
+    jammed loop, or a pure affine.apply/min/max of such values."""
+    if not defined_inside(value, loop) or id(value) in shared:
+        return True
+    if isinstance(value, OpResult) and isinstance(value.op, affine.ApplyOp | affine.MinOp | MaxOp):
+        return all(_same_for_every_copy(v, loop, shared) for v in value.op.operands)
+    return False
+
+
 def unroll_jam_obstacle(loop: affine.ForOp) -> tuple[str, Operation] | None:
     """Why `loop` cannot be unrolled and jammed (message, op to point at), or None.
 
     Jamming needs the inner loops' trip counts to be the same for every copy: their bounds may
-    use values from outside `loop` or the IVs of other jammed loops, nothing else.
+    use values from outside `loop`, the IVs of other jammed loops and affine.apply/min/max of
+    those, nothing else.
     """
     name = describe_loop(loop)
     if loop.inits:
@@ -63,7 +75,7 @@ def unroll_jam_obstacle(loop: affine.ForOp) -> tuple[str, Operation] | None:
     shared = {id(other.body.block.args[0]) for other in inner}
     for other in inner:
         for value in (*lower_bound(other).operands, *upper_bound(other).operands):
-            if defined_inside(value, loop) and id(value) not in shared:
+            if not _same_for_every_copy(value, loop, shared):
                 return (
                     f"cannot jam '{name}' into '{describe_loop(other)}': the bounds of "
                     f"'{describe_loop(other)}' vary with '{name}'",

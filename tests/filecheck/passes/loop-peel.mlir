@@ -5,7 +5,7 @@
 
 // count=N > 0 peels the first N iterations into `<name>_peel` before the loop, count=-N the last
 // N after it; the loop keeps its name. Peeling the end of a loop bounded by a min starts the
-// peeled part at an affine.min (min(ub...) - N). full-tiles splits each tile loop into full tiles (point
+// peeled part at an affine.min (min(ub...) - N), computed outside the loops it does not use. full-tiles splits each tile loop into full tiles (point
 // loops without min) and the partial tile `<name>_peel`. A count of at least a constant trip
 // count is refused.
 
@@ -93,8 +93,9 @@ func.func @symbolic_sum(%A: memref<?xf32>, %out: memref<1xf32>, %n: index) {
 // CHECK:           } {loopopt.name = "i"}
 // BACK-LABEL:  func.func @tiled
 // BACK:          affine.for %[[IT:.*]] = 0 to 10 step 4 {
-// BACK:            %[[B:.*]] = affine.min affine_map<(d0) -> ((d0 + 2), 8)> (%[[IT]])
-// BACK-NEXT:       affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[IT]]) to min affine_map<(d0) -> ((d0 + 2), 8)>(%[[IT]]) {
+// BACK-NEXT:       %[[B:.*]] = affine.min affine_map<(d0) -> ((d0 + 2), 8)> (%[[IT]])
+// BACK-NEXT:       affine.for %{{.*}} = 0 to 12 step 4 {
+// BACK-NEXT:         affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[IT]]) to min affine_map<(d0) -> ((d0 + 2), 8)>(%[[IT]]) {
 // BACK:            } {loopopt.name = "i"}
 // BACK-NEXT:       affine.for %{{.*}} = max affine_map<(d0, d1) -> (d0, d1)>(%[[IT]], %[[B]]) to min affine_map<(d0) -> ((d0 + 4), 10)>(%[[IT]]) {
 // BACK:            } {loopopt.name = "i_peel"}
