@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import affine, builtin
+from xdsl.ir import Operation
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import find_loop, functions, loops_in
@@ -36,7 +37,7 @@ from loopopt.loops.peel import peel_back, peel_front, point_loops, separate_full
 from loopopt.passes.base import LoopoptPass
 
 
-def separate_all_full_tiles(fn: builtin.Operation, pass_name: str) -> None:
+def separate_all_full_tiles(fn: Operation, pass_name: str) -> None:
     """Separate the full tiles of every tile loop under `fn`, outermost first."""
     done: set[int] = set()
     while True:
