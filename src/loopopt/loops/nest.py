@@ -65,6 +65,18 @@ def find_loops(root: Operation, name: str) -> list[affine.ForOp]:
     return [loop for loop in loops_in(root) if loop_name(loop) == name]
 
 
+def named_loops(root: Operation, name: str, pass_name: str) -> list[affine.ForOp]:
+    """Every loop named `name` under `root`, in pre-order; a diagnostic if there is none.
+
+    A name can stand for several loops (the remainder loop of an unroll keeps copies of the inner
+    loops, named as the originals): a pass given `loop=NAME` transforms each of them.
+    """
+    found = find_loops(root, name)
+    if not found:
+        raise LoopoptError(f"{pass_name}: no loop named '{name}'", op=root)
+    return found
+
+
 def find_loop(root: Operation, name: str, pass_name: str) -> affine.ForOp:
     """The unique loop named `name` under `root`; a diagnostic if there is none or several."""
     found = find_loops(root, name)
@@ -134,17 +146,28 @@ def enclosing_loops(op: Operation) -> list[affine.ForOp]:
     return loops[::-1]
 
 
-def band_by_names(root: Operation, names: Sequence[str], pass_name: str) -> list[affine.ForOp]:
-    """The loops named `names`, which must form a perfect band in that order."""
-    band = [find_loop(root, name, pass_name) for name in names]
-    for outer, inner in zip(band, band[1:], strict=False):
-        if only_child_loop(outer) is not inner or outer.inits:
-            raise LoopoptError(
-                f"{pass_name}: loops {', '.join(names)} do not form a perfect nest "
-                f"('{describe_loop(inner)}' is not the only op in '{describe_loop(outer)}')",
-                op=outer,
-            )
-    return band
+def bands_by_names(
+    root: Operation, names: Sequence[str], pass_name: str
+) -> list[list[affine.ForOp]]:
+    """Every band whose loops are named `names` in that order, outermost first: one per loop
+    named `names[0]`. Each must be a perfect nest."""
+    for name in names[1:]:
+        named_loops(root, name, pass_name)  # each name must exist
+    bands: list[list[affine.ForOp]] = []
+    for outermost in named_loops(root, names[0], pass_name):
+        band = [outermost]
+        for name in names[1:]:
+            outer = band[-1]
+            inner = only_child_loop(outer)
+            if inner is None or loop_name(inner) != name or outer.inits:
+                raise LoopoptError(
+                    f"{pass_name}: loops {', '.join(names)} do not form a perfect nest "
+                    f"('{name}' is not the only op in '{describe_loop(outer)}')",
+                    op=outer,
+                )
+            band.append(inner)
+        bands.append(band)
+    return bands
 
 
 def constant_bounds(loop: affine.ForOp) -> tuple[int, int] | None:

@@ -23,7 +23,7 @@ from loopopt.analysis.legality import require_permutation_legal
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.interchange import check_permutation, new_bounds, permute_band
 from loopopt.loops.nest import (
-    band_by_names,
+    bands_by_names,
     describe_loop,
     functions,
     outermost_loops,
@@ -66,7 +66,7 @@ class LoopInterchangePass(LoopoptPass):
                     op=module,
                 )
             roots = functions(module, self.func) if self.func else [module]
-            return [band_by_names(root, self.loops, self.name) for root in roots]
+            return [b for root in roots for b in bands_by_names(root, self.loops, self.name)]
         bands: list[list[affine.ForOp]] = []
         for fn in functions(module, self.func):
             for loop in outermost_loops(fn):

@@ -28,11 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, builtin
+from xdsl.dialects import builtin
 from xdsl.ir import Operation
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import find_loop, functions, loops_in
+from loopopt.loops.nest import functions, loops_in, named_loops
 from loopopt.loops.peel import peel_back, peel_front, point_loops, separate_full_tiles
 from loopopt.passes.base import LoopoptPass
 
@@ -84,8 +84,8 @@ class LoopPeelPass(LoopoptPass):
                 separate_all_full_tiles(fn, self.name)
             return
         roots = functions(op, self.func) if self.func else [op]
-        for root in roots:
-            loop: affine.ForOp = find_loop(root, self.loop, self.name)
+        targets = [loop for root in roots for loop in named_loops(root, self.loop, self.name)]
+        for loop in targets:
             if self.full_tiles:
                 separate_full_tiles(loop, self.name)
             elif self.count > 0:

@@ -18,7 +18,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import find_loop, functions, outermost_loops
+from loopopt.loops.nest import functions, named_loops, outermost_loops
 from loopopt.loops.strip_mine import strip_mine
 from loopopt.passes.base import LoopoptPass
 
@@ -41,7 +41,7 @@ class LoopStripMinePass(LoopoptPass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.loop is not None:
             roots = functions(op, self.func) if self.func else [op]
-            loops = [find_loop(root, self.loop, self.name) for root in roots]
+            loops = [loop for root in roots for loop in named_loops(root, self.loop, self.name)]
         else:
             loops = [loop for fn in functions(op, self.func) for loop in outermost_loops(fn)]
         if self.factor < 1:

@@ -24,7 +24,7 @@ from xdsl.dialects import affine, builtin
 from loopopt.analysis.legality import require_fully_permutable
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import (
-    band_by_names,
+    bands_by_names,
     describe_loop,
     functions,
     outermost_loops,
@@ -66,7 +66,7 @@ class LoopTilePass(LoopoptPass):
         bands: list[list[affine.ForOp]] = []
         if self.loops:
             roots = functions(module, self.func) if self.func else [module]
-            bands = [band_by_names(root, self.loops, self.name) for root in roots]
+            bands = [b for root in roots for b in bands_by_names(root, self.loops, self.name)]
         else:
             for fn in functions(module, self.func):
                 bands.extend(perfect_band(loop) for loop in outermost_loops(fn))

@@ -21,7 +21,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import describe_loop, find_loop, functions
+from loopopt.loops.nest import describe_loop, functions, named_loops
 from loopopt.loops.unroll import innermost_loops, trip_count, unroll
 from loopopt.loops.unroll import unroll_full as unroll_fully
 from loopopt.passes.base import LoopoptPass
@@ -52,7 +52,7 @@ class LoopUnrollPass(LoopoptPass):
             )
         if self.loop is not None:
             roots = functions(op, self.func) if self.func else [op]
-            targets = [find_loop(root, self.loop, self.name) for root in roots]
+            targets = [loop for root in roots for loop in named_loops(root, self.loop, self.name)]
         else:
             targets = [loop for fn in functions(op, self.func) for loop in innermost_loops(fn)]
         for loop in targets:

@@ -25,7 +25,7 @@ from xdsl.ir import Operation
 
 from loopopt.analysis.legality import require_unroll_jam_legal
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import enclosing_loops, find_loop, functions
+from loopopt.loops.nest import enclosing_loops, functions, named_loops
 from loopopt.loops.unroll import innermost_loops
 from loopopt.loops.unroll_jam import unroll_jam, unroll_jam_obstacle
 from loopopt.passes.base import LoopoptPass
@@ -64,7 +64,7 @@ class LoopUnrollJamPass(LoopoptPass):
             )
         if self.loop is not None:
             roots = functions(op, self.func) if self.func else [op]
-            targets = [find_loop(root, self.loop, self.name) for root in roots]
+            targets = [loop for root in roots for loop in named_loops(root, self.loop, self.name)]
         else:
             targets = [loop for fn in functions(op, self.func) for loop in jam_targets(fn)]
         for loop in targets:
