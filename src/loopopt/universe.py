@@ -24,8 +24,6 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),
     "loopopt-lower-to-llvm": ("loopopt_lower_to_llvm", "LoopoptLowerToLLVMPass"),
-    "gpu-map-loops": ("gpu_map_loops", "GpuMapLoopsPass"),
-    "loopopt-lower-gpu-to-nvvm": ("loopopt_lower_gpu_to_nvvm", "LoopoptLowerGpuToNvvmPass"),
 }
 
 DIALECTS: dict[str, tuple[str, str]] = {
@@ -41,21 +39,13 @@ def _loader(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Pass name -> loader, for passes whose module exists."""
-    result: dict[str, Callable[[], type[ModulePass]]] = {}
-    for name, (module, cls) in PASSES.items():
-        if importlib.util.find_spec(f"loopopt.passes.{module}") is not None:
-            result[name] = _loader(module, cls)
-    return result
+    """Pass name -> loader."""
+    return {name: _loader(module, cls) for name, (module, cls) in PASSES.items()}
 
 
 def all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Dialect name -> loader, for loopopt's own dialects (those xDSL lacks)."""
-    result: dict[str, Callable[[], Dialect]] = {}
-    for name, (module, attr) in DIALECTS.items():
-        if importlib.util.find_spec(f"loopopt.dialects.{module}") is not None:
-            result[name] = _dialect_loader(module, attr)
-    return result
+    return {name: _dialect_loader(module, attr) for name, (module, attr) in DIALECTS.items()}
 
 
 def _dialect_loader(module: str, attr: str) -> Callable[[], Dialect]:
