@@ -11,6 +11,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
@@ -59,6 +60,12 @@ class LocatingParser(Parser):
             return e
         span = Span(begin, begin + len(name), e.span.input)
         return ParseError(span, e.msg)
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """As xDSL's, but empty input (nothing or only comments) is an empty module, as in MLIR."""
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])
+        return super().parse_module(allow_implicit_module)
 
     def pos_location(self) -> str:
         """`name:line:col` of the parser's current position."""

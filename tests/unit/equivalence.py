@@ -23,8 +23,8 @@ def transform(text: str, pipeline: str) -> str:
     return str(module)
 
 
-def run(text: str, func: str, arrays: list[np.ndarray]) -> list[np.ndarray]:
-    copies = [a.copy() for a in arrays]
+def run(text: str, func: str, arrays: list) -> list:
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
     run_function(text, func, copies)
     return copies
 

@@ -110,3 +110,11 @@ def test_verify_diagnostics_reports_mismatch(tmp_path: Path) -> None:
     assert rc == 1
     assert "unexpected error: Operation foo.bar is not registered" in stderr
     assert 'expected error "something else" was not produced' in stderr
+
+
+def test_comment_only_chunks_are_empty_modules(tmp_path: Path) -> None:
+    rc, _, stderr, out = _run(
+        tmp_path, GOOD + "// -----\n// only a comment\n", "--split-input-file"
+    )
+    assert rc == 0, stderr
+    assert out.read_text().count("builtin.module") == 2
