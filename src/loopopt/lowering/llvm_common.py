@@ -11,6 +11,7 @@ can compute offsets. `index` becomes i64 everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import builtin, llvm
@@ -76,12 +77,18 @@ class MemrefInfo:
     dynamic_sizes: dict[int, SSAValue]
 
 
+WorkgroupAlloca = Callable[[Operation], tuple[list[Operation], SSAValue] | None]
+"""GPU hook: the ops (and pointer) that replace a `memref.alloca` of shared memory, or None
+for an alloca it leaves to the host lowering."""
+
+
 @dataclass
 class LoweringState:
     """Shared by the patterns of one lowering run."""
 
     module: builtin.ModuleOp
     memrefs: dict[SSAValue, MemrefInfo] = field(default_factory=dict[SSAValue, MemrefInfo])
+    workgroup_alloca: WorkgroupAlloca | None = None
 
     def info(self, value: SSAValue, op: Operation) -> MemrefInfo:
         """The memref a pointer stands for; error if it does not come from a lowered memref."""

@@ -8,8 +8,9 @@ After:   %r = llvm.mul %i, %c8 overflow<nsw> : i64
 
 `memref.alloca` of static shape is hoisted to the function's entry block (a local buffer made
 inside a loop must not grow the stack each iteration); `memref.alloc`/`dealloc` call
-malloc/free. Memory spaces are ignored (host). `PRODUCER_PATTERNS` run before the others so
-that every memref pointer is in the state's table when its users are lowered.
+malloc/free. Memory spaces are ignored (host), except that the GPU lowering may take over
+shared-memory allocas (`LoweringState.workgroup_alloca`). `PRODUCER_PATTERNS` run before the
+others so that every memref pointer is in the state's table when its users are lowered.
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ class AllocaLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter, /) -> None:
         t = _memref_type(op.memref, op)
+        hooked = self.state.workgroup_alloca(op) if self.state.workgroup_alloca else None
+        if hooked is not None:
+            rewriter.replace(op, hooked[0], [hooked[1]])
+            self.state.memrefs[hooked[1]] = _info(t, op.dynamic_sizes)
+            return
         ops: list[Operation] = []
         count = _element_count(t, op.dynamic_sizes, ops)
         alloca = llvm.AllocaOp(count, convert_scalar_type(t.element_type), alignment=64)

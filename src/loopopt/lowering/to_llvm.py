@@ -29,7 +29,7 @@ from loopopt.lowering.affine_to_scf import lower_affine
 from loopopt.lowering.arith_to_llvm import arith_patterns
 from loopopt.lowering.cf_to_llvm import cf_patterns
 from loopopt.lowering.func_to_llvm import CallLowering, FuncLowering, ReturnLowering
-from loopopt.lowering.llvm_common import LoweringState
+from loopopt.lowering.llvm_common import LoweringState, WorkgroupAlloca
 from loopopt.lowering.math_to_llvm import MathLowering
 from loopopt.lowering.memref_to_llvm import producer_patterns, user_patterns
 
@@ -46,12 +46,20 @@ def lower_scf_to_cf(module: ModuleOp) -> None:
     _apply(module, [SwitchLowering(), IfLowering(), ForLowering()])
 
 
-def lower_to_llvm(module: ModuleOp) -> None:
-    """Lower `module` to the llvm dialect in place; LoopoptError for what cannot be lowered."""
-    _check_lowerable(module)
+def lower_to_llvm(
+    module: ModuleOp,
+    *,
+    keep_dialects: Sequence[str] = (),
+    workgroup_alloca: WorkgroupAlloca | None = None,
+) -> None:
+    """Lower `module` to the llvm dialect in place; LoopoptError for what cannot be lowered.
+
+    GPU kernels keep the ops of `keep_dialects` (nvvm) and lower shared-memory allocas with
+    `workgroup_alloca`."""
+    _check_lowerable(module, keep_dialects)
     lower_affine(module)
     lower_scf_to_cf(module)
-    state = LoweringState(module)
+    state = LoweringState(module, workgroup_alloca=workgroup_alloca)
     _apply(module, [FuncLowering(state)])
     _apply(module, producer_patterns(state))
     _apply(
@@ -65,26 +73,28 @@ def lower_to_llvm(module: ModuleOp) -> None:
             *cf_patterns(),
         ],
     )
-    _finish(module)
+    _finish(module, keep_dialects)
     verify_ir(module, "lowering to LLVM produced invalid IR")
 
 
 LOWERED_DIALECTS = ("builtin", "func", "affine", "scf", "arith", "math", "memref", "cf", "llvm")
 
 
-def _check_lowerable(module: ModuleOp) -> None:
+def _check_lowerable(module: ModuleOp, keep_dialects: Sequence[str]) -> None:
     """Reject ops of foreign dialects before changing anything (a clean, located error)."""
+    known = (*LOWERED_DIALECTS, *keep_dialects)
     for op in module.walk():
-        if op is not module and op.name.split(".")[0] not in LOWERED_DIALECTS:
+        if op is not module and op.name.split(".")[0] not in known:
             raise LoopoptError(f"cannot lower '{op.name}' to LLVM", op=op)
 
 
-def _finish(module: ModuleOp) -> None:
+def _finish(module: ModuleOp, keep_dialects: Sequence[str]) -> None:
     """Give left-over index values their i64 type; every op must now be in the llvm dialect."""
+    done = ("llvm", *keep_dialects)
     for op in module.walk():
         if op is module:
             continue
-        if not op.name.startswith("llvm."):
+        if op.name.split(".")[0] not in done:
             raise LoopoptError(f"cannot lower '{op.name}' to LLVM", op=op)
         _retype(op.results)
         for region in op.regions:

@@ -1,7 +1,7 @@
 """`loopopt-opt`: loopopt's pass-pipeline driver, with mlir-opt/xdsl-opt conventions.
 
     loopopt-opt [FILE|-] [-p PIPELINE] [-o OUT] [--split-input-file] [--verify-diagnostics]
-                [--print-ir-after-all] [--emit mlir|llvm]
+                [--print-ir-after-all] [--emit mlir|llvm|ptx] [--gpu-arch sm_80|sm_89|sm_90]
 
 Errors are one line (`file:line:col: error: ...`) on stderr, exit code 1, and no `-o` file is
 written unless the whole run succeeded. With no FILE, the bundled matmul example is compiled.
@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from loopopt.context import make_context, parse_chunk, verify_ir
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.nvvm import NVVM
 from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
 from loopopt.universe import all_passes
 
@@ -82,9 +83,15 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
     )
     parser.add_argument(
         "--emit",
-        choices=("mlir", "llvm"),
+        choices=("mlir", "llvm", "ptx"),
         default="mlir",
-        help="output: MLIR (default) or LLVM IR for the host",
+        help="output: MLIR (default), LLVM IR for the host, or PTX of the gpu.module kernels",
+    )
+    parser.add_argument(
+        "--gpu-arch",
+        choices=("sm_80", "sm_89", "sm_90"),
+        default="sm_90",
+        help="GPU architecture of --emit ptx (default: sm_90)",
     )
     parser.add_argument(
         "--debug", action="store_true", help="show Python tracebacks of internal errors"
@@ -128,6 +135,8 @@ class Driver:
     def __init__(self, args: argparse.Namespace, passes: dict[str, Callable[[], type[ModulePass]]]):
         self.args = args
         self.ctx = make_context()
+        if self.ctx.get_optional_dialect("nvvm") is None:
+            self.ctx.load_dialect(NVVM)
         try:
             self.pipeline = PassPipeline.parse_spec(passes, args.passes, self._between_passes)
         except (ValueError, TypeError) as e:
@@ -147,6 +156,10 @@ class Driver:
     def process(self, text: str, name: str, line_offset: int) -> str:
         module = parse_chunk(self.ctx, text, name, line_offset)
         self.pipeline.apply(self.ctx, module)
+        if self.args.emit == "ptx":
+            from loopopt.backend.ptx import module_to_ptx
+
+            return module_to_ptx(module, self.args.gpu_arch)
         if self.args.emit == "llvm":
             from loopopt.backend.llvm_ir import module_to_llvm_ir
             from loopopt.lowering.to_llvm import lower_to_llvm

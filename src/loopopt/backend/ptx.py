@@ -1,0 +1,186 @@
+"""Kernels (a gpu.module in the llvm + nvvm dialects) → LLVM IR → PTX with llvmlite's NVPTX target.
+
+Before:  gpu.module @kernels { llvm.func @k(%A: !llvm.ptr) attributes {nvvm.kernel} { ... } }
+After:   .version 7.8
+         .target sm_90
+         .visible .entry k(.param .u64 .ptr .align 1 k_param_0) { ... }
+
+nvvm ops become intrinsic calls, kernels get the ptx_kernel calling convention (xDSL's
+translation drops calling conventions), shared-memory globals an undef initializer, and the
+module is optimized at O3 for the target before PTX is emitted. The PTX ISA version is the
+lowest one that supports the architecture. `find_ptxas`/`assemble` check PTX with NVIDIA's
+assembler where one is installed (PATH, or the nvidia-cuda-nvcc wheel).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+from xdsl.dialects import gpu
+from xdsl.dialects import llvm as llvm_dialect
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+
+from loopopt.backend.llvm_ir import module_to_llvmlite
+from loopopt.diagnostics import LoopoptError
+from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
+from loopopt.lowering.gpu_shared import SHARED_SPACE
+from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, SHARED_BYTES_ATTR, lower_gpu_to_nvvm
+from loopopt.lowering.nvvm_to_llvm import lower_nvvm_to_llvm
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DEFAULT_ARCH = "sm_90"
+
+
+@dataclass(frozen=True)
+class Arch:
+    """A GPU architecture: the PTX ISA it needs and the shared memory one block may have."""
+
+    name: str
+    ptx_isa: str
+    max_shared_bytes: int
+
+
+ARCHS: dict[str, Arch] = {
+    "sm_80": Arch("sm_80", "7.0", 163 * 1024),
+    "sm_89": Arch("sm_89", "7.8", 99 * 1024),
+    "sm_90": Arch("sm_90", "7.8", 227 * 1024),
+}
+
+
+def arch_info(name: str) -> Arch:
+    """The architecture named `name` (sm_80, sm_89, sm_90), or a LoopoptError."""
+    if name not in ARCHS:
+        raise LoopoptError(f"unknown GPU architecture '{name}' (use one of {', '.join(ARCHS)})")
+    return ARCHS[name]
+
+
+def _target_machine(arch: Arch) -> llvm.TargetMachine:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    target = llvm.Target.from_triple(TRIPLE)
+    features = "+ptx" + arch.ptx_isa.replace(".", "")
+    return target.create_target_machine(cpu=arch.name, features=features, opt=3)
+
+
+def gpu_modules(module: ModuleOp) -> list[gpu.ModuleOp]:
+    return [op for op in module.ops if isinstance(op, gpu.ModuleOp)]
+
+
+def module_to_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH) -> str:
+    """PTX of every gpu.module of `module` (kernels still in the gpu dialect are lowered first,
+    in place)."""
+    lower_gpu_to_nvvm(module)
+    gmods = gpu_modules(module)
+    if not gmods:
+        raise LoopoptError("no gpu.module to compile to PTX; map loops onto the GPU first")
+    return "\n".join(gpu_module_to_ptx(gmod, arch) for gmod in gmods)
+
+
+def gpu_module_to_llvm_ir(gmod: gpu.ModuleOp, arch: str = DEFAULT_ARCH) -> str:
+    """The (unoptimized) LLVM IR of a lowered gpu.module, for the NVPTX target."""
+    info = arch_info(arch)
+    return _llvm_ir(gmod, info, _target_machine(info))
+
+
+def _llvm_ir(gmod: gpu.ModuleOp, info: Arch, machine: llvm.TargetMachine) -> str:
+    staging = ModuleOp([op.clone() for op in gmod.body.block.ops])
+    for op in staging.ops:
+        if op.name.startswith("gpu."):
+            raise LoopoptError(f"cannot compile '{op.name}' to PTX: lower gpu to nvvm first", op=op)
+        _check_shared_memory(op, info)
+    lower_nvvm_to_llvm(staging)
+    module = module_to_llvmlite(staging, TRIPLE, str(machine.target_data))
+    for op in staging.ops:
+        if isinstance(op, llvm_dialect.FuncOp) and KERNEL_ATTR in op.attributes:
+            function = module.get_global(op.sym_name.data)
+            assert isinstance(function, ir.Function)
+            function.calling_convention = "ptx_kernel"
+    for value in module.global_values:
+        if _is_shared(value):
+            assert isinstance(value, ir.GlobalVariable)
+            value.align = SHARED_ALIGN
+            if value.initializer is None and value.linkage == "internal":
+                value.initializer = ir.Constant(value.value_type, ir.Undefined)
+    return str(module)
+
+
+def gpu_module_to_ptx(gmod: gpu.ModuleOp, arch: str = DEFAULT_ARCH) -> str:
+    """PTX text of a gpu.module whose kernels are in the llvm + nvvm dialects."""
+    info = arch_info(arch)
+    machine = _target_machine(info)
+    text = _llvm_ir(gmod, info, machine)
+    try:
+        ref = llvm.parse_assembly(text)
+        ref.verify()
+    except RuntimeError as e:
+        raise LoopoptError(f"LLVM rejected the kernels' IR: {_first_line(e)}") from None
+    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(ref, builder)
+    try:
+        return machine.emit_assembly(ref)
+    except RuntimeError as e:
+        raise LoopoptError(f"the NVPTX backend failed: {_first_line(e)}") from None
+
+
+def _is_shared(value: ir.GlobalValue) -> bool:
+    """A shared-memory buffer: aligned for vector access; PTX allows it no initial value."""
+    return isinstance(value, ir.GlobalVariable) and value.addrspace == SHARED_SPACE
+
+
+def _check_shared_memory(op: object, arch: Arch) -> None:
+    if not isinstance(op, llvm_dialect.FuncOp):
+        return
+    used = op.attributes.get(SHARED_BYTES_ATTR)
+    if isinstance(used, IntegerAttr) and used.value.data > arch.max_shared_bytes:
+        raise LoopoptError(
+            f"kernel @{op.sym_name.data} needs {used.value.data} bytes of shared memory; "
+            f"{arch.name} allows {arch.max_shared_bytes} per block",
+            op=op,
+        )
+
+
+def _first_line(e: Exception) -> str:
+    lines = [line for line in str(e).splitlines() if line.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def find_ptxas() -> str | None:
+    """NVIDIA's PTX assembler: on PATH, or in the nvidia-cuda-nvcc wheel (nvidia/*/bin)."""
+    found = shutil.which("ptxas")
+    if found is not None:
+        return found
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in roots:
+        for candidate in sorted(Path(root).glob("*/bin/ptxas")):
+            if candidate.is_file():
+                return str(candidate)
+    return None
+
+
+def assemble(ptx: str, arch: str = DEFAULT_ARCH, ptxas: str | None = None) -> str:
+    """Assemble `ptx` with ptxas for `arch`; its resource report (-v), or a LoopoptError."""
+    tool = ptxas or find_ptxas()
+    if tool is None:
+        raise LoopoptError("ptxas not found (install nvidia-cuda-nvcc or the CUDA toolkit)")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "kernels.ptx"
+        source.write_text(ptx)
+        cubin = Path(tmp) / "kernels.cubin"
+        proc = subprocess.run(
+            [tool, f"-arch={arch}", "-v", str(source), "-o", str(cubin)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise LoopoptError(f"ptxas failed: {_first_line(RuntimeError(proc.stderr))}")
+    return proc.stderr
