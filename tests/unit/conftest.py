@@ -20,3 +20,19 @@ settings.register_profile(
     "thorough", max_examples=10_000, deadline=None, suppress_health_check=_SLOW_OK
 )
 settings.load_profile("ci")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `gpu` are skipped unless a CUDA device is usable (cuda-python, driver, GPU)."""
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not gpu_items:
+        return
+    from loopopt.diagnostics import LoopoptError
+    from loopopt.runtime import cuda
+
+    try:
+        cuda.context()
+    except LoopoptError as e:
+        skip = pytest.mark.skip(reason=f"no usable GPU: {e.message}")
+        for item in gpu_items:
+            item.add_marker(skip)

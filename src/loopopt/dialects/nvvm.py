@@ -149,7 +149,9 @@ class ShflSyncOp(NvvmIntrinsicOp):
         parser.parse_punctuation(":")
         val_type: Attribute = parser.parse_type()
         parser.parse_punctuation("->")
-        parser.parse_type()
+        result_pos = parser.pos
+        if parser.parse_type() != val_type:
+            parser.raise_error("nvvm.shfl.sync: result type must be the value's type", result_pos)
         mask, val, offset, clamp = (
             parser.resolve_operand(name, val_type if k == 1 else i32)
             for k, name in enumerate(names)

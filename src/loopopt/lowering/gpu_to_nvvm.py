@@ -86,13 +86,13 @@ class KernelLowering(RewritePattern):
             raise LoopoptError("a kernel returns nothing", op=op)
         for inner in op.walk():
             if isinstance(inner, gpu.ReturnOp):
-                rewriter.replace_op(inner, func.ReturnOp(*inner.args))
+                rewriter.replace(inner, func.ReturnOp(*inner.args))
         body = rewriter.move_region_contents_to_new_regions(op.body)
         new = func.FuncOp(op.sym_name.data, op.function_type, body)
         new.location = op.location
         if op.kernel is not None:
             new.attributes[KERNEL_ATTR] = UnitAttr()
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
 
 
 def lower_gpu_to_nvvm(module: ModuleOp) -> None:
@@ -108,7 +108,8 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     if not funcs:
         return
     PatternRewriteWalker(
-        GreedyRewritePatternApplier([IdLowering(), KernelLowering()]), apply_recursively=False
+        GreedyRewritePatternApplier([IdLowering(), KernelLowering()], dce_enabled=False),
+        apply_recursively=False,
     ).rewrite_region(gmod.body)
     converted = [op for op in gmod.body.block.ops if isinstance(op, func.FuncOp)]
     _reject_gpu_ops(converted)

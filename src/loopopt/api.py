@@ -1,0 +1,125 @@
+"""`loopopt.compile`: MLIR text or module + pass pipeline → a callable on the GPU or the CPU.
+
+    kern = loopopt.compile(text, func="matmul", pipeline="loop-tile{tile-sizes=32,32}",
+                           target="auto")
+    kern(A, B, C)        # numpy arrays (results written into them) or CUDA arrays (in place)
+    kern.target          # "gpu" or "cpu"
+
+target="gpu" runs the whole pipeline and needs loops mapped onto the GPU (by `gpu-map-loops`
+in the pipeline, which is added when the pipeline has none and the pass exists); "cpu" runs
+the pipeline up to its first GPU pass and JIT-compiles for the host; "auto" is "gpu" where a
+CUDA device is usable, else "cpu".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from xdsl.context import Context
+from xdsl.dialects import gpu
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+
+from loopopt.context import make_context, parse_module, verify_ir
+from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.nvvm import NVVM
+from loopopt.universe import all_passes
+
+Target = Literal["gpu", "cpu", "auto"]
+GPU_PASSES = ("gpu-map-loops", "loopopt-lower-gpu-to-nvvm")
+"""Passes after which a module no longer runs on the CPU."""
+
+
+@dataclass
+class Compiled:
+    """A compiled function; `target` says where it runs."""
+
+    target: str
+    function: Any
+
+    def __call__(self, *args: Any) -> Any:
+        return self.function(*args)
+
+    def time(self, *args: Any, warmup: int = 3, repeat: int = 20) -> float:
+        """Median milliseconds of one call on the GPU (CUDA events; data stays on the device)."""
+        if self.target != "gpu":
+            raise LoopoptError("timing with CUDA events needs target='gpu'")
+        return self.function.time(*args, warmup=warmup, repeat=repeat)
+
+
+def compile(
+    module_or_text: ModuleOp | str,
+    func: str = "kern",
+    pipeline: str = "",
+    target: Target = "auto",
+    arch: str | None = None,
+) -> Compiled:
+    """Compile `func` of `module_or_text` after `pipeline` for `target` (see module docstring)."""
+    if target not in ("gpu", "cpu", "auto"):
+        raise LoopoptError(f"unknown target '{target}' (use gpu, cpu or auto)")
+    from loopopt.runtime import cuda
+
+    if target == "auto":
+        target = "gpu" if cuda.available() else "cpu"
+    ctx = _context()
+    module = (
+        parse_module(module_or_text, "<compile>", ctx)
+        if isinstance(module_or_text, str)
+        else module_or_text.clone()
+    )
+    passes = _passes(pipeline)
+    if target == "cpu":
+        return Compiled("cpu", _compile_cpu(ctx, module, func, passes))
+    return Compiled("gpu", _compile_gpu(ctx, module, func, passes, arch))
+
+
+def _context() -> Context:
+    ctx = make_context()
+    if ctx.get_optional_dialect("nvvm") is None:
+        ctx.load_dialect(NVVM)
+    return ctx
+
+
+def _passes(pipeline: str) -> list[ModulePass]:
+    try:
+        return list(PassPipeline.parse_spec(all_passes(), pipeline).passes)
+    except (ValueError, TypeError) as e:
+        raise LoopoptError(f"invalid pass pipeline '{pipeline}': {e}") from None
+
+
+def _apply(ctx: Context, module: ModuleOp, passes: list[ModulePass]) -> None:
+    for p in passes:
+        p.apply(ctx, module)
+        verify_ir(module, f"{p.name} produced invalid IR")
+
+
+def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> Any:
+    from loopopt.runtime.cpu import compile_cpu
+
+    cpu_passes: list[ModulePass] = []
+    for p in passes:
+        if p.name in GPU_PASSES:
+            break
+        cpu_passes.append(p)
+    _apply(ctx, module, cpu_passes)
+    if any(isinstance(op, gpu.ModuleOp) for op in module.ops):
+        raise LoopoptError("the module holds GPU kernels; it cannot run on the CPU")
+    return compile_cpu(module, func)
+
+
+def _compile_gpu(
+    ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass], arch: str | None
+) -> Any:
+    from loopopt.runtime import cuda
+    from loopopt.runtime.host import compile_gpu
+
+    _apply(ctx, module, passes)
+    if not any(isinstance(op, gpu.LaunchFuncOp) for op in module.walk()):
+        mapper = all_passes().get("gpu-map-loops")
+        if mapper is None or any(p.name == "gpu-map-loops" for p in passes):
+            raise LoopoptError(f"nothing in @{func} is mapped onto the GPU (use gpu-map-loops)")
+        _apply(ctx, module, [mapper()()])
+    if arch is None:
+        arch = cuda.context().arch
+    return compile_gpu(module, func, arch)

@@ -1,0 +1,275 @@
+"""The CUDA driver API through cuda-python: context, PTX modules, launches, buffers, timing.
+
+    kernel = get_kernel(ptx, "vadd_k0")                 # driver JIT, cached by PTX text
+    A = to_device(np.ones(1024, np.float32))
+    launch(kernel, (4, 1, 1), (256, 1, 1), [(A.ptr, ctypes.c_void_p), (1024, ctypes.c_int64)])
+    synchronize(); A.copy_to(host_array); A.free()
+    ms = time_kernel(lambda: launch(...))               # median of CUDA-event timings
+
+Every driver call goes through `call()`/`check()`, which raise a LoopoptError with the CUDA
+error's name and string. cuda-python is imported on first use only, so importing loopopt never
+needs CUDA; without cuda-python, a driver or a device, `context()` raises a LoopoptError and
+`available()` is False. Everything runs in the device's primary context (the one torch and
+CuPy use) on the legacy default stream, so it is ordered with their default-stream work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import statistics
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from loopopt.diagnostics import LoopoptError
+
+STATIC_SHARED_LIMIT = 48 * 1024
+"""Dynamic shared memory above this needs an opt-in per kernel."""
+
+
+def _driver() -> Any:
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        try:
+            from cuda import cuda as driver  # cuda-python 11/12 layout
+        except ImportError:
+            raise LoopoptError(
+                "cuda-python is not installed (pip install 'loopopt[gpu]')"
+            ) from None
+    return driver
+
+
+def check(result: Any, what: str) -> Any:
+    """The values of a driver call's result `(CUresult, *values)`, or a LoopoptError."""
+    driver = _driver()
+    error, *values = result if isinstance(result, tuple) else (result,)
+    if error != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(error)
+        _, text = driver.cuGetErrorString(error)
+        name = name.decode() if isinstance(name, bytes) else str(error)
+        text = text.decode() if isinstance(text, bytes) else ""
+        raise LoopoptError(f"CUDA error in {what}: {name}: {text}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def call(name: str, *args: Any) -> Any:
+    """Call driver function `name` and check its result."""
+    return check(getattr(_driver(), name)(*args), name)
+
+
+@dataclass
+class Device:
+    """The GPU in use (device 0) and its primary context."""
+
+    ordinal: int
+    handle: Any
+    context: Any
+    name: str
+    compute_capability: tuple[int, int]
+
+    @property
+    def arch(self) -> str:
+        """The PTX target for this device: sm_80, sm_89 or sm_90 (newer GPUs JIT sm_90 PTX)."""
+        major, minor = self.compute_capability
+        if (major, minor) < (8, 0):
+            raise LoopoptError(f"{self.name} (sm_{major}{minor}) is older than sm_80")
+        if major >= 9:
+            return "sm_90"
+        return "sm_89" if (major, minor) >= (8, 9) else "sm_80"
+
+
+_DEVICE: Device | None = None
+_LOCK = threading.Lock()
+_CURRENT = threading.local()
+
+
+def context() -> Device:
+    """Initialize CUDA once (device 0, primary context) and make it current in this thread."""
+    global _DEVICE
+    with _LOCK:
+        if _DEVICE is None:
+            _DEVICE = _open_device()
+    if getattr(_CURRENT, "context", None) is not _DEVICE.context:
+        call("cuCtxSetCurrent", _DEVICE.context)
+        _CURRENT.context = _DEVICE.context
+    return _DEVICE
+
+
+def _open_device() -> Device:
+    driver = _driver()
+    try:
+        result = driver.cuInit(0)
+    except Exception as e:  # no libcuda: cuda-python raises its own loader errors
+        raise LoopoptError(f"no CUDA driver: {str(e).splitlines()[0]}") from None
+    check(result, "cuInit")
+    if call("cuDeviceGetCount") == 0:
+        raise LoopoptError("no CUDA device")
+    handle = call("cuDeviceGet", 0)
+    raw_name = call("cuDeviceGetName", 256, handle)
+    name = raw_name.split(b"\0", 1)[0].decode() if isinstance(raw_name, bytes) else str(raw_name)
+    attribute = driver.CUdevice_attribute
+    major = call(
+        "cuDeviceGetAttribute", attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle
+    )
+    minor = call(
+        "cuDeviceGetAttribute", attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle
+    )
+    ctx = call("cuDevicePrimaryCtxRetain", handle)
+    return Device(0, handle, ctx, name, (int(major), int(minor)))
+
+
+def available() -> bool:
+    """Is a CUDA device usable here (cuda-python, a driver and a GPU)?"""
+    try:
+        context()
+    except LoopoptError:
+        return False
+    return True
+
+
+@dataclass
+class Kernel:
+    """A kernel of a loaded PTX module."""
+
+    name: str
+    function: Any
+    shared_opt_in: int = STATIC_SHARED_LIMIT
+
+
+_MODULES: dict[str, Any] = {}
+_KERNELS: dict[tuple[str, str], Kernel] = {}
+
+
+def load_ptx(ptx: str) -> Any:
+    """Load PTX into the context (the driver compiles it for the device); cached by text."""
+    context()
+    module = _MODULES.get(ptx)
+    if module is None:
+        image = ctypes.create_string_buffer(ptx.encode())
+        module = call("cuModuleLoadData", ctypes.addressof(image))
+        _MODULES[ptx] = module
+    return module
+
+
+def get_kernel(ptx: str, name: str) -> Kernel:
+    """Kernel `name` of the PTX module `ptx`."""
+    kernel = _KERNELS.get((ptx, name))
+    if kernel is None:
+        function = call("cuModuleGetFunction", load_ptx(ptx), name.encode())
+        kernel = Kernel(name, function)
+        _KERNELS[(ptx, name)] = kernel
+    return kernel
+
+
+Param = tuple[int | float | None, type[Any]]
+"""A kernel argument and its ctypes type (c_void_p for device pointers)."""
+
+
+def launch(
+    kernel: Kernel,
+    grid: Sequence[int],
+    block: Sequence[int],
+    params: Sequence[Param],
+    shared_bytes: int = 0,
+) -> None:
+    """Launch `kernel` on the default stream; `params` are (value, ctypes type) pairs."""
+    context()
+    if shared_bytes > kernel.shared_opt_in:
+        attribute = _driver().CUfunction_attribute
+        call(
+            "cuFuncSetAttribute",
+            kernel.function,
+            attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            shared_bytes,
+        )
+        kernel.shared_opt_in = shared_bytes
+    values = [ctype(0 if value is None else value) for value, ctype in params]
+    pointers = (ctypes.c_void_p * max(1, len(values)))(*(ctypes.addressof(v) for v in values))
+    call(
+        "cuLaunchKernel",
+        kernel.function,
+        *(int(g) for g in grid),
+        *(int(b) for b in block),
+        int(shared_bytes),
+        _driver().CUstream(0),
+        ctypes.addressof(pointers),
+        0,
+    )
+
+
+def synchronize() -> None:
+    """Wait for all work of the context; launch errors surface here."""
+    context()
+    call("cuCtxSynchronize")
+
+
+class DeviceBuffer:
+    """`nbytes` of device memory; freed by `free()` or when garbage-collected."""
+
+    def __init__(self, nbytes: int):
+        context()
+        self.nbytes = nbytes
+        self.ptr = int(call("cuMemAlloc", max(1, nbytes)))
+
+    def copy_from(self, array: np.ndarray) -> None:
+        """Host → device (a C-contiguous array of exactly `nbytes`)."""
+        _check_host(array, self.nbytes)
+        if self.nbytes:
+            call("cuMemcpyHtoD", self.ptr, array.ctypes.data, self.nbytes)
+
+    def copy_to(self, array: np.ndarray) -> None:
+        """Device → host (a writeable C-contiguous array of exactly `nbytes`)."""
+        _check_host(array, self.nbytes)
+        if self.nbytes:
+            call("cuMemcpyDtoH", array.ctypes.data, self.ptr, self.nbytes)
+
+    def free(self) -> None:
+        if self.ptr:
+            ptr, self.ptr = self.ptr, 0
+            call("cuMemFree", ptr)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at interpreter exit the context may be gone
+            self.free()
+
+
+def _check_host(array: np.ndarray, nbytes: int) -> None:
+    if not array.flags.c_contiguous or array.nbytes != nbytes:
+        raise LoopoptError(f"host array must be C-contiguous with {nbytes} bytes")
+
+
+def to_device(array: np.ndarray) -> DeviceBuffer:
+    """A device copy of `array`."""
+    host = np.ascontiguousarray(array)
+    buffer = DeviceBuffer(host.nbytes)
+    buffer.copy_from(host)
+    return buffer
+
+
+def time_kernel(run: Callable[[], object], *, warmup: int = 3, repeat: int = 20) -> float:
+    """Median milliseconds of `run()` (which launches work) measured with CUDA events."""
+    context()
+    for _ in range(warmup):
+        run()
+    synchronize()
+    start = call("cuEventCreate", 0)
+    end = call("cuEventCreate", 0)
+    times: list[float] = []
+    try:
+        for _ in range(max(1, repeat)):
+            call("cuEventRecord", start, _driver().CUstream(0))
+            run()
+            call("cuEventRecord", end, _driver().CUstream(0))
+            call("cuEventSynchronize", end)
+            times.append(float(call("cuEventElapsedTime", start, end)))
+    finally:
+        call("cuEventDestroy", start)
+        call("cuEventDestroy", end)
+    return statistics.median(times)

@@ -1,0 +1,250 @@
+"""Run a GPU program: kernels as PTX on the device, the host function JIT-compiled on the CPU.
+
+Before:  func.func @jacobi(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %T: index) {
+           affine.for %t = 0 to %T {
+             gpu.launch_func @kernels::@sweep blocks in (...) threads in (...) args(%A, %B ...) } }
+After:   func.func private @__loopopt_launch_3_0(index, index, index, index, index, index, i32,
+                                                 memref<?x?xf32>, memref<?x?xf32>, ...)
+         func.func @jacobi(...) { affine.for %t = 0 to %T { func.call @__loopopt_launch_3_0(...) } }
+
+Each gpu.launch_func becomes a call of an external function whose address is a ctypes callback
+into runtime/cuda.py (cuLaunchKernel); the host function is then lowered and JIT-compiled like
+any CPU function, so loops around launches (time steps) run natively. Its memref arguments
+are device pointers (+ sizes): the host code may compute sizes and launch, but not touch array
+elements. Launches are asynchronous on the default stream; a call synchronizes once at the end
+and raises the first launch error. `compile_gpu` returns a `GpuFunction` taking numpy arrays
+(copied to the device and back) or `__cuda_array_interface__` objects (used in place).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import llvmlite.binding as llvm
+from xdsl.dialects import arith, func, gpu
+from xdsl.dialects import llvm as llvm_dialect
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import Rewriter
+
+from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
+from loopopt.diagnostics import LoopoptError
+from loopopt.lowering.func_to_llvm import signature_inputs
+from loopopt.lowering.gpu_to_nvvm import DYNAMIC_SHARED_ATTR, KERNEL_ATTR, lower_gpu_to_nvvm
+from loopopt.runtime import cuda
+from loopopt.runtime.cpu import compile_cpu
+from loopopt.runtime.gpu_args import Arguments
+
+HOST_MEMORY_OPS = {
+    "memref.load",
+    "memref.store",
+    "memref.alloc",
+    "memref.alloca",
+    "memref.dealloc",
+    "memref.copy",
+    "affine.load",
+    "affine.store",
+}
+"""Ops a host function may not contain: its arrays live on the device."""
+
+_PROGRAM_IDS = itertools.count()
+
+
+@dataclass
+class KernelInfo:
+    ptx: str
+    name: str
+    params: list[Attribute]
+    dynamic_shared_bytes: int
+
+
+@dataclass
+class _Launch:
+    kernel: KernelInfo
+    param_types: list[type[Any]]
+
+
+@dataclass
+class GpuProgram:
+    """Kernels (PTX), the launch sites of the host code, and the first launch error."""
+
+    kernels: dict[tuple[str, str], KernelInfo] = field(default_factory=dict)
+    launches: list[_Launch] = field(default_factory=list)
+    callbacks: list[Any] = field(default_factory=list)
+    error: BaseException | None = None
+
+    def callback(self, launch: _Launch, argtypes: list[type[Any]]) -> Any:
+        """A C function pointer that launches `launch.kernel` (errors are kept for later)."""
+
+        def run(*args: Any) -> None:
+            if self.error is not None:
+                return
+            try:
+                grid, block, shared = args[0:3], args[3:6], args[6]
+                if min(grid) <= 0:
+                    return  # an empty iteration space: nothing to launch
+                kernel = cuda.get_kernel(launch.kernel.ptx, launch.kernel.name)
+                params = list(zip(args[7:], launch.param_types, strict=True))
+                total = shared + launch.kernel.dynamic_shared_bytes
+                cuda.launch(kernel, grid, block, params, total)
+            except BaseException as e:  # a ctypes callback must not raise
+                self.error = e
+
+        pointer = ctypes.CFUNCTYPE(None, *argtypes)(run)
+        self.callbacks.append(pointer)
+        return pointer
+
+    def raise_pending(self) -> None:
+        error, self.error = self.error, None
+        if error is not None:
+            raise error
+
+
+def compile_gpu(module: ModuleOp, func_name: str, arch: str = "sm_90") -> GpuFunction:
+    """Compile the kernels of `module` to PTX and its host function `func_name` for the CPU."""
+    module = module.clone()
+    lower_gpu_to_nvvm(module)
+    program = GpuProgram()
+    for gmod in gpu_modules(module):
+        ptx = gpu_module_to_ptx(gmod, arch)
+        for op in gmod.body.block.ops:
+            if isinstance(op, llvm_dialect.FuncOp) and KERNEL_ATTR in op.attributes:
+                dynamic = op.attributes.get(DYNAMIC_SHARED_ATTR)
+                dynamic_bytes = dynamic.value.data if isinstance(dynamic, IntegerAttr) else 0
+                inputs = list(op.function_type.inputs.data)
+                info = KernelInfo(ptx, op.sym_name.data, inputs, dynamic_bytes)
+                program.kernels[(gmod.sym_name.data, op.sym_name.data)] = info
+        gmod.detach()
+    module.attributes.pop("gpu.container_module", None)
+    host = _find_host(module, func_name)
+    uid = next(_PROGRAM_IDS)
+    for index, launch in enumerate(_launches(module)):
+        _lower_launch(program, launch, f"__loopopt_launch_{uid}_{index}")
+    function = compile_cpu(module, func_name)
+    return GpuFunction(func_name, host.function_type.inputs.data, function.address, program)
+
+
+def _find_host(module: ModuleOp, name: str) -> func.FuncOp:
+    host: func.FuncOp | None = None
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            for inner in op.walk():
+                if inner.name in HOST_MEMORY_OPS:
+                    raise LoopoptError(
+                        f"host function @{op.sym_name.data} cannot run '{inner.name}': "
+                        "its arrays live on the GPU",
+                        op=inner,
+                    )
+            if op.sym_name.data == name:
+                host = op
+    if host is None:
+        raise LoopoptError(f"no function named '{name}'")
+    if host.function_type.outputs.data:
+        raise LoopoptError(f"@{name} runs on the GPU and cannot return values", op=host)
+    return host
+
+
+def _launches(module: ModuleOp) -> list[gpu.LaunchFuncOp]:
+    return [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]
+
+
+def _lower_launch(program: GpuProgram, launch: gpu.LaunchFuncOp, symbol: str) -> None:
+    """Replace `launch` by a call of `symbol`, bound to a callback that launches the kernel."""
+    ref = launch.kernel
+    key = (ref.root_reference.data, ref.nested_references.data[-1].data)
+    kernel = program.kernels.get(key)
+    if kernel is None or len(ref.nested_references.data) != 1:
+        raise LoopoptError(f"gpu.launch_func: no kernel {ref}", op=launch)
+    if launch.asyncDependencies or launch.asyncToken is not None or launch.clusterSizeX:
+        raise LoopoptError(
+            "gpu.launch_func: async launches and clusters are unsupported", op=launch
+        )
+    operands = list(launch.kernelOperands)
+    passed = signature_inputs(tuple(v.type for v in operands), launch)
+    if passed != kernel.params:
+        raise LoopoptError(
+            f"gpu.launch_func passes ({', '.join(map(str, passed))}) to @{kernel.name}, "
+            f"which takes ({', '.join(map(str, kernel.params))})",
+            op=launch,
+        )
+    ops: list[Operation] = []
+    shared: SSAValue
+    if launch.dynamicSharedMemorySize is not None:
+        shared = launch.dynamicSharedMemorySize
+    else:
+        zero = arith.ConstantOp(IntegerAttr(0, i32))
+        ops.append(zero)
+        shared = zero.result
+    sizes = [launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ]
+    sizes += [launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ]
+    args = [*sizes, shared, *operands]
+    argtypes = [ct for value in args for ct in _ctypes(value.type, launch)]
+    record = _Launch(kernel, argtypes[7:])
+    program.launches.append(record)
+    llvm.add_symbol(symbol, ctypes.cast(program.callback(record, argtypes), ctypes.c_void_p).value)
+    module = launch.get_toplevel_object()
+    assert isinstance(module, ModuleOp)
+    module.body.block.add_op(func.FuncOp.external(symbol, [v.type for v in args], []))
+    Rewriter.replace_op(launch, [*ops, func.CallOp(symbol, args, [])], [])
+
+
+def _ctypes(t: Attribute, op: Operation | None) -> list[type[Any]]:
+    """The C types of a value of type `t` after lowering (a memref: pointer + dynamic sizes)."""
+    if isinstance(t, MemRefType):
+        return [ctypes.c_void_p] + [ctypes.c_int64] * sum(1 for s in t.get_shape() if s < 0)
+    if isinstance(t, IndexType):
+        return [ctypes.c_int64]
+    if isinstance(t, IntegerType) and t.width.data in (8, 16, 32, 64):
+        signed = {8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32, 64: ctypes.c_int64}
+        return [signed[t.width.data]]
+    if isinstance(t, Float32Type):
+        return [ctypes.c_float]
+    if isinstance(t, Float64Type):
+        return [ctypes.c_double]
+    raise LoopoptError(f"cannot pass a value of type {t} to a kernel", op=op)
+
+
+class GpuFunction:
+    """A compiled GPU program: call it with numpy arrays / device arrays and scalars."""
+
+    target = "gpu"
+
+    def __init__(self, name: str, inputs: tuple[Attribute, ...], address: int, program: GpuProgram):
+        self.name = name
+        self.inputs = inputs
+        self.program = program
+        argtypes = [ct for t in inputs for ct in _ctypes(t, None)]
+        self._cfunc = ctypes.CFUNCTYPE(None, *argtypes)(address)
+
+    def __call__(self, *args: Any) -> None:
+        """Run on the device; numpy arrays are copied in and, after the run, back out."""
+        cuda.context()
+        with Arguments(self.name, self.inputs, args) as prepared:
+            self._run(prepared.c_args)
+            cuda.synchronize()
+            self.program.raise_pending()
+            prepared.copy_back()
+
+    def time(self, *args: Any, warmup: int = 3, repeat: int = 20) -> float:
+        """Median milliseconds of one run (device-resident data; CUDA events)."""
+        cuda.context()
+        with Arguments(self.name, self.inputs, args) as prepared:
+            ms = cuda.time_kernel(lambda: self._run(prepared.c_args), warmup=warmup, repeat=repeat)
+            self.program.raise_pending()
+            prepared.copy_back()
+        return ms
+
+    def _run(self, c_args: list[Any]) -> None:
+        self._cfunc(*c_args)

@@ -1,0 +1,130 @@
+"""PTX from llvmlite's NVPTX target (no GPU needed); assembled by ptxas where one is found."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gpu_kernels import ALL, MATMUL, REVERSE_CHUNKS, TRANSPOSE, VADD, WARP_SUM
+
+from loopopt.api import _context
+from loopopt.backend.ptx import (
+    ARCHS,
+    arch_info,
+    assemble,
+    find_ptxas,
+    gpu_module_to_llvm_ir,
+    gpu_modules,
+    module_to_ptx,
+)
+from loopopt.context import parse_module
+from loopopt.diagnostics import LoopoptError
+
+PTXAS = find_ptxas()
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
+
+
+def _ptx(text: str, arch: str = "sm_90") -> str:
+    return module_to_ptx(parse_module(text, "<test>", _context()), arch)
+
+
+@pytest.mark.parametrize(
+    ("arch", "version"), [("sm_80", "7.0"), ("sm_89", "7.8"), ("sm_90", "7.8")]
+)
+def test_ptx_isa_matches_the_architecture(arch: str, version: str) -> None:
+    ptx = _ptx(VADD, arch)
+    assert f".version {version}\n" in ptx
+    assert f".target {arch}\n" in ptx
+    assert ".address_size 64" in ptx
+
+
+def test_kernel_is_an_entry_with_pointer_and_size_params() -> None:
+    ptx = _ptx(VADD)
+    entry = re.search(r"\.visible \.entry vadd_k0\((.*?)\)", ptx, re.S)
+    assert entry is not None
+    params = [p.strip() for p in entry.group(1).split(",")]
+    assert params[0] == ".param .u64 .ptr .align 1 vadd_k0_param_0"
+    assert params[1] == ".param .u64 vadd_k0_param_1"  # the dynamic size of A
+    assert len(params) == 7  # 3 × (pointer + size) + n
+    assert "ld.global" in ptx and "st.global" in ptx
+
+
+def test_kernels_get_the_ptx_kernel_calling_convention() -> None:
+    gmod = gpu_modules(parse_module(MATMUL, "<test>", _context()))[0]
+    from loopopt.lowering.gpu_to_nvvm import lower_gpu_module
+
+    lower_gpu_module(gmod)
+    llvm_ir = gpu_module_to_llvm_ir(gmod)
+    assert 'define ptx_kernel void @"matmul_k0"' in llvm_ir
+    assert 'target triple = "nvptx64-nvidia-cuda"' in llvm_ir
+
+
+def test_shared_memory_is_static_below_48kb() -> None:
+    ptx = _ptx(TRANSPOSE)
+    assert ".shared .align 16 .b8 __shm_transpose_k0_0[4224];" in ptx
+    assert re.search(r"bar\.sync\s+0;", ptx)
+    assert "st.shared.b32" in ptx and "ld.shared.b32" in ptx
+
+
+def test_shared_memory_above_48kb_is_dynamic() -> None:
+    ptx = _ptx(REVERSE_CHUNKS)
+    assert ".extern .shared .align 16 .b8 __loopopt_dynamic_shmem[];" in ptx
+    assert "st.shared.b32" in ptx
+
+
+def test_shared_memory_over_the_architecture_limit_is_an_error() -> None:
+    big = REVERSE_CHUNKS.replace("16384", "28672")  # 112 KB: fits sm_90 and sm_80, not sm_89
+    assert "__loopopt_dynamic_shmem" in _ptx(big, "sm_80")
+    with pytest.raises(LoopoptError, match="needs 114688 bytes of shared memory; sm_89 allows"):
+        _ptx(big, "sm_89")
+
+
+def test_warp_shuffles() -> None:
+    ptx = _ptx(WARP_SUM)
+    assert len(re.findall(r"shfl\.sync\.bfly\.b32", ptx)) == 5
+    assert "%laneid" in ptx
+
+
+def test_unknown_architecture_and_missing_kernels_are_errors() -> None:
+    with pytest.raises(LoopoptError, match="unknown GPU architecture 'sm_70'"):
+        arch_info("sm_70")
+    with pytest.raises(LoopoptError, match="no gpu.module to compile to PTX"):
+        _ptx("func.func @f() {\n  return\n}\n")
+
+
+def test_emit_ptx_from_the_command_line(tmp_path: Path) -> None:
+    source = tmp_path / "vadd.mlir"
+    source.write_text(VADD)
+    out = tmp_path / "vadd.ptx"
+    command = [sys.executable, "-m", "loopopt.tools.loopopt_opt", str(source)]
+    proc = subprocess.run(
+        [*command, "--emit", "ptx", "--gpu-arch", "sm_80", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert ".target sm_80" in out.read_text()
+    proc = subprocess.run(
+        [*command, "--emit", "ptx", "--gpu-arch", "sm_75"], capture_output=True, text=True
+    )
+    assert proc.returncode != 0 and "sm_75" in proc.stderr
+
+
+@needs_ptxas
+@pytest.mark.parametrize("name", sorted(ALL))
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_ptxas_assembles(name: str, arch: str) -> None:
+    report = assemble(_ptx(ALL[name], arch), arch, PTXAS)
+    assert f"for '{arch}'" in report
+    spills = re.findall(r"(\d+) bytes spill stores", report)
+    assert spills and all(s == "0" for s in spills)
+
+
+@needs_ptxas
+def test_ptxas_errors_are_diagnostics() -> None:
+    with pytest.raises(LoopoptError, match="ptxas failed"):
+        assemble(".version 7.8\n.target sm_90\n.address_size 64\nbogus;\n", "sm_90", PTXAS)
