@@ -1,0 +1,134 @@
+"""Spreading a copy nest of `promote` over the threads of a block, coalesced.
+
+Before (block-level code of a kernel, 16x16 threads):
+    affine.for %a0 = 0 to min (32, 100 - %i_t) {
+      affine.for %a1 = 0 to min (8, 70 - %k_t) {
+        %v = affine.load %A[%i_t + %a0, %k_t + %a1]
+        affine.store %v, %A_shared[%a0, %a1] } }        (loopopt.copy, 32x8 = 256 elements)
+After:
+    %l = affine.apply (d0 + d1 * 16)(%tx, %ty)         (256 threads: one element each)
+    %a0 = affine.apply (d0 floordiv 8)(%l)
+    %a1 = affine.apply (d0 mod 8)(%l)
+    affine.if (%a0 < 100 - %i_t, %a1 < 70 - %k_t) {     (loopopt.mapping = "threads")
+      %v = affine.load %A[%i_t + %a0, %k_t + %a1]
+      affine.store %v, %A_shared[%a0, %a1] }
+
+The box of the copy nest (each loop's trip count bounded by a constant: its extent E_d) is
+numbered row-major, l = sum(c_d * prod(E_{>d})), and element l goes to linear thread
+l mod T (T threads; the linear id is tx + bdx * ty + bdx * bdy * tz): consecutive threads of a
+warp copy consecutive elements of the innermost, contiguous dimension. More elements than
+threads: `affine.for %l = tid to E step T`. The copy loops' own bounds become the guard (left
+out where they always hold). Not checked here: that the copy's iterations are independent (they
+are for `promote`'s copies: each element once).
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import affine
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.bounds import BoundBuilder, iv, lower_bound, new_loop, upper_bound
+from loopopt.loops.gpu_map import MAPPING, KernelIds, affine_if, index_value, move_body
+from loopopt.loops.gpu_plan import max_trip_count, upper_always_holds
+from loopopt.loops.nest import LOOP_NAME, describe_loop, loop_name, only_child_loop, step_of
+from loopopt.loops.promote import COPY
+
+
+def copy_loops(nest: affine.ForOp) -> list[affine.ForOp]:
+    """The perfect chain of copy loops starting at `nest`, outermost first."""
+    loops = [nest]
+    child = only_child_loop(nest)
+    while child is not None and COPY in child.attributes:
+        loops.append(child)
+        child = only_child_loop(child)
+    return loops
+
+
+def copy_name(nest: affine.ForOp) -> str:
+    """`A_copy_in` for the nest whose outer loop is `A_copy_in_0`."""
+    name = loop_name(nest) or "copy"
+    return name[: -len("_0")] if name.endswith("_0") else name
+
+
+def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
+    """Replace the copy nest `nest` by its iterations spread over the block's threads."""
+    loops = copy_loops(nest)
+    extents: list[int] = []
+    for loop in loops:
+        trip = max_trip_count(loop)
+        if trip is None:
+            raise LoopoptError(
+                f"{pass_name}: cannot spread copy loop '{describe_loop(loop)}' over threads: "
+                "its trip count has no constant bound",
+                op=loop,
+            )
+        extents.append(trip)
+    total, threads = math.prod(extents), ids.total()
+    parent = nest.parent_block()
+    assert parent is not None
+    name = copy_name(nest)
+    builder = BoundBuilder()
+    linear = ids.linear(builder)
+    marked: Operation | None = None
+    if total > threads:
+        spread = new_loop(builder.build([linear]), (AffineMap.constant_map(total), []), threads)
+        parent.insert_op_before(spread, nest)
+        container, anchor, element = spread.body.block, spread.body.block.last_op, iv(spread)
+        marked = spread
+    else:
+        start = index_value(builder, [linear], f"{name}_l")
+        parent.insert_op_before(start, nest)
+        container, anchor, element = parent, nest, start.results[0]
+    assert anchor is not None
+    coordinates = _coordinates(loops, extents, element)
+    for op in coordinates:
+        container.insert_op_before(op, anchor)
+    guard_builder = BoundBuilder()
+    checks: list[AffineExpr] = []
+    if total < threads:
+        checks.append(AffineExpr.constant(total - 1) - guard_builder.dim(element))
+    for loop, extent, op in zip(loops, extents, coordinates, strict=True):
+        here = guard_builder.dim(op.results[0])
+        for r, high in enumerate(guard_builder.results_of(upper_bound(loop))):
+            if not upper_always_holds(loop, r, extent):
+                checks.append(high - here - 1)
+    target, before = container, anchor
+    if checks:
+        guard = affine_if(guard_builder, checks)
+        container.insert_op_before(guard, anchor)
+        target = guard.then_region.block
+        before = target.last_op
+        assert before is not None
+        marked = marked or guard
+    for loop, op in zip(loops[:-1], coordinates[:-1], strict=True):
+        iv(loop).replace_all_uses_with(op.results[0])
+    move_body(loops[-1], coordinates[-1].results[0], target, before)
+    if marked is not None:
+        marked.attributes[LOOP_NAME] = StringAttr(name)
+        marked.attributes[MAPPING] = StringAttr("threads")
+    nest.detach()
+    nest.erase()
+
+
+def _coordinates(
+    loops: list[affine.ForOp], extents: list[int], element: SSAValue
+) -> list[Operation]:
+    """c_d = lb_d + ((l floordiv prod(E_{>d})) mod E_d) * step_d, one op per copy loop."""
+    ops: list[Operation] = []
+    for d, loop in enumerate(loops):
+        builder = BoundBuilder()
+        index = builder.dim(element)
+        stride = math.prod(extents[d + 1 :])
+        if stride != 1:
+            index = index // stride
+        if d > 0:
+            index = index % extents[d]
+        lows = [e + index * step_of(loop) for e in builder.results_of(lower_bound(loop))]
+        name = iv(loop).name_hint
+        ops.append(index_value(builder, lows, name))
+    return ops

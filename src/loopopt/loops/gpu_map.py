@@ -1,0 +1,352 @@
+"""Mapping tile loops onto GPU blocks and point loops onto threads (`gpu-map-loops`).
+
+Before (in the kernel):                       After:
+    affine.for %j_t = 0 to 100 step 16 {        %bx = gpu.block_id x   %tx = gpu.thread_id x
+      affine.for %j = (d0)(%j_t)                %j_t = affine.apply (d0 * 16)(%bx)
+          to min (d0 + 16, 100)(%j_t) {         %j = affine.apply (d0 + d1)(%j_t, %tx)
+        S(j) } }                                affine.if (%j < min(%j_t + 16, 100)) { S(j) }
+
+A tile loop becomes `lb + blockIdx * step` when its trip count is a constant within the grid
+cap (one tile per block); otherwise it stays a loop over the block's tiles,
+`for t = lb + blockIdx * step to ub step cap * step` (uniform in the block, so barriers may
+sit in it). A point loop becomes `lb + threadIdx * step` under an affine.if guarding its upper
+bound when its trip count is at most the block size (no guard where the bounds prove it),
+else a loop `for p = lb + threadIdx * step to ub step block * step`. Untiled loops are first
+tiled by the block size (loops/tile.py), so both cases are one. The host launches
+`min(trip count of the tile loop, cap)` blocks per dimension (a constant, or computed before
+the launch with affine.min/max and guarded against an empty grid).
+
+Not checked here: legality (the loops must be parallel: gpu_plan) and what lies between the
+tile and point loops (gpu_kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import affine, arith, gpu
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    AffineSetAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap, AffineSymExpr
+from xdsl.ir.affine.affine_set import AffineConstraintExpr, AffineConstraintKind, AffineSet
+
+from loopopt.dialects import affine_ext
+from loopopt.loops.bounds import (
+    BoundBuilder,
+    iv,
+    lower_bound,
+    replace_bounds,
+    upper_bound,
+)
+from loopopt.loops.gpu_plan import AXES, KernelPlan, max_trip_count, upper_always_holds
+from loopopt.loops.nest import LOOP_NAME, body_ops, loop_name, perfect_band, step_of
+from loopopt.loops.tile import tile_band
+
+MAPPING = "loopopt.mapping"
+"""String attribute saying what became of a loop: `block x`, `thread y`, `threads` (a copy
+spread over the block), `one thread`, `sequential`, `host`; on a kernel, a dictionary."""
+
+
+WORKGROUP = 3
+"""The address space of GPU shared (workgroup) memory."""
+
+
+def is_shared(t: Attribute) -> bool:
+    """`t` is a memref type in workgroup memory (address space 3)."""
+    if not isinstance(t, MemRefType):
+        return False
+    space = t.memory_space
+    return isinstance(space, IntegerAttr) and space.value.data == WORKGROUP
+
+
+@dataclass
+class MappedDim:
+    """One grid/block dimension: `tile` runs over blocks, `point` over `block` threads, with
+    at most `cap` blocks."""
+
+    axis: str
+    tile: affine.ForOp
+    point: affine.ForOp
+    block: int
+    cap: int
+    trip: int | None = None
+    """The tile loop's trip count when constant."""
+
+    @property
+    def one_tile_per_block(self) -> bool:
+        return self.trip is not None and self.trip <= self.cap
+
+
+def constant_trip(loop: affine.ForOp) -> int | None:
+    """The trip count of a loop whose bounds are constants (max/min of several included)."""
+    lb, ub = lower_bound(loop), upper_bound(loop)
+    if lb[1] or ub[1]:
+        return None
+    low, high = max(lb[0].eval([], [])), min(ub[0].eval([], []))
+    return max(0, -(-(high - low) // step_of(loop)))
+
+
+def realize(plan: KernelPlan, pass_name: str) -> tuple[affine.ForOp, list[MappedDim]]:
+    """The nest root and its dimensions, x first; untiled loops are tiled by the block size."""
+    chosen = plan.chosen
+    if chosen[0].tile is not None:
+        dims = [
+            MappedDim(AXES[d], c.tile, c.point, plan.blocks[d], plan.caps[d])
+            for d, c in enumerate(chosen)
+            if c.tile is not None
+        ]
+        root = plan.root
+    else:
+        band = perfect_band(plan.root)
+        positions = [next(p for p, loop in enumerate(band) if loop is c.point) for c in chosen]
+        sizes = [0] * (max(positions) + 1)
+        for d, p in enumerate(positions):
+            sizes[p] = plan.blocks[d]
+        tiles, points = tile_band(band, sizes, pass_name)
+        tile_at = dict(zip([p for p, s in enumerate(sizes) if s > 0], tiles, strict=True))
+        dims = [
+            MappedDim(AXES[d], tile_at[p], points[p], plan.blocks[d], plan.caps[d])
+            for d, p in enumerate(positions)
+        ]
+        root = tiles[0]
+    for dim in dims:
+        dim.trip = constant_trip(dim.tile)
+    return root, dims
+
+
+@dataclass
+class LaunchSizes:
+    """Host values of the grid and block sizes (x, y, z), a condition that the grid is not
+    empty (None: known), and whether it is known to be empty."""
+
+    grid: list[SSAValue]
+    block: list[SSAValue]
+    nonempty: SSAValue | None
+    empty: bool
+
+
+def launch_sizes(dims: Sequence[MappedDim], before: Operation) -> LaunchSizes:
+    """Compute the launch sizes on the host, before `before`."""
+    ops: list[Operation] = []
+    constants: dict[int, SSAValue] = {}
+
+    def constant(value: int) -> SSAValue:
+        if value not in constants:
+            op = arith.ConstantOp(IntegerAttr.from_index_int_value(value))
+            op.result.name_hint = f"c{value}"
+            ops.append(op)
+            constants[value] = op.result
+        return constants[value]
+
+    by_axis = {dim.axis: dim for dim in dims}
+    grid: list[SSAValue] = []
+    conditions: list[SSAValue] = []
+    empty = False
+    for axis in AXES:
+        dim = by_axis.get(axis)
+        if dim is None:
+            grid.append(constant(1))
+        elif dim.trip is not None:
+            grid.append(constant(min(dim.trip, dim.cap)))
+            empty = empty or dim.trip == 0
+        else:
+            builder = BoundBuilder()
+            step = step_of(dim.tile)
+            highs = builder.results_of(upper_bound(dim.tile))
+            lows = builder.results_of(lower_bound(dim.tile))
+            exprs = [(h - lo).ceil_div(step) for h in highs for lo in lows]
+            amap, operands = builder.build([*exprs, AffineExpr.constant(dim.cap)])
+            blocks = affine.MinOp(operands, AffineMapAttr(amap))
+            zero_map = AffineMap(1, 0, (AffineExpr.dimension(0), AffineExpr.constant(0)))
+            count = affine_ext.MaxOp([blocks.result], AffineMapAttr(zero_map))
+            count.result.name_hint = f"g{axis}"
+            positive = arith.CmpiOp(count.result, constant(0), "sgt")
+            ops += [blocks, count, positive]
+            grid.append(count.result)
+            conditions.append(positive.result)
+    block = [constant(by_axis[a].block if a in by_axis else 1) for a in AXES]
+    nonempty: SSAValue | None = None
+    for condition in conditions:
+        if nonempty is None:
+            nonempty = condition
+        else:
+            both = arith.AndIOp(nonempty, condition)
+            ops.append(both)
+            nonempty = both.result
+    host = before.parent_block()
+    assert host is not None
+    host.insert_ops_before(ops, before)
+    return LaunchSizes(grid, block, nonempty, empty)
+
+
+@dataclass
+class KernelIds:
+    """The block and thread ids of a kernel (a thread id only along axes of > 1 thread)."""
+
+    blocks: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
+    threads: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
+    sizes: dict[str, int] = field(default_factory=dict[str, int])
+
+    def total(self) -> int:
+        count = 1
+        for size in self.sizes.values():
+            count *= size
+        return count
+
+    def linear(self, builder: BoundBuilder) -> AffineExpr:
+        """tx + bdx * ty + bdx * bdy * tz: consecutive threads of a warp are consecutive."""
+        expr, stride = AffineExpr.constant(0), 1
+        for axis in AXES:
+            if axis in self.threads:
+                expr = expr + builder.dim(self.threads[axis]) * stride
+            stride *= self.sizes.get(axis, 1)
+        return expr
+
+
+def insert_ids(entry: Block, dims: Sequence[MappedDim]) -> KernelIds:
+    """gpu.block_id / gpu.thread_id ops at the start of the kernel's entry block."""
+    ids = KernelIds()
+    ops: list[Operation] = []
+    for dim in sorted(dims, key=lambda d: d.axis):
+        ids.sizes[dim.axis] = dim.block
+        block_id = gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim.axis)))
+        block_id.result.name_hint = f"b{dim.axis}"
+        ids.blocks[dim.axis] = block_id.result
+        ops.append(block_id)
+    for dim in sorted(dims, key=lambda d: d.axis):
+        if dim.block > 1:
+            thread_id = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim.axis)))
+            thread_id.result.name_hint = f"t{dim.axis}"
+            ids.threads[dim.axis] = thread_id.result
+            ops.append(thread_id)
+    first = entry.first_op
+    assert first is not None
+    entry.insert_ops_before(ops, first)
+    return ids
+
+
+def index_value(builder: BoundBuilder, exprs: Sequence[AffineExpr], name: str | None) -> Operation:
+    """affine.apply of one expression, affine.max of several."""
+    amap, operands = builder.build(exprs)
+    op: Operation
+    if len(amap.results) == 1:
+        op = affine.ApplyOp(operands, AffineMapAttr(amap))
+    else:
+        op = affine_ext.MaxOp(operands, AffineMapAttr(amap))
+    if name is not None and SSAValue.is_valid_name(name):
+        op.results[0].name_hint = name
+    return op
+
+
+def affine_if(
+    builder: BoundBuilder, nonnegative: Sequence[AffineExpr], zero: Sequence[AffineExpr] = ()
+) -> affine_ext.IfOp:
+    """`affine.if` (each of `nonnegative` >= 0, each of `zero` == 0) with an empty body; its
+    operands are the builder's values that the conditions use."""
+    nd, ns = len(builder.dims), len(builder.syms)
+    exprs = [e.simplify(nd, ns) for e in [*nonnegative, *zero]]
+    used_dims = sorted({e.position for x in exprs for e in x.dfs() if isinstance(e, AffineDimExpr)})
+    used_syms = sorted({e.position for x in exprs for e in x.dfs() if isinstance(e, AffineSymExpr)})
+    dims = [
+        AffineExpr.dimension(used_dims.index(d)) if d in used_dims else AffineExpr.constant(0)
+        for d in range(nd)
+    ]
+    syms = [
+        AffineExpr.symbol(used_syms.index(k)) if k in used_syms else AffineExpr.constant(0)
+        for k in range(ns)
+    ]
+    kinds = [AffineConstraintKind.ge] * len(nonnegative) + [AffineConstraintKind.eq] * len(zero)
+    constraints = tuple(
+        AffineConstraintExpr(kind, e.replace_dims_and_symbols(dims, syms), AffineExpr.constant(0))
+        for kind, e in zip(kinds, exprs, strict=True)
+    )
+    condition = AffineSetAttr(AffineSet(len(used_dims), len(used_syms), constraints))
+    operands = [builder.dims[d] for d in used_dims] + [builder.syms[k] for k in used_syms]
+    return affine_ext.IfOp.build(
+        operands=[operands],
+        result_types=[[]],
+        properties={"condition": condition},
+        regions=[Region(Block([affine.YieldOp.get()])), Region()],
+    )
+
+
+def move_body(loop: affine.ForOp, value: SSAValue, block: Block, before: Operation) -> None:
+    """Move `loop`'s body (not its terminator) before `before` in `block`, its IV replaced by
+    `value`."""
+    iv(loop).replace_all_uses_with(value)
+    for op in body_ops(loop):
+        op.detach()
+        block.insert_op_before(op, before)
+
+
+def _mark(op: Operation, name: str | None, mapping: str) -> None:
+    if name is not None:
+        op.attributes[LOOP_NAME] = StringAttr(name)
+    op.attributes[MAPPING] = StringAttr(mapping)
+
+
+def map_tile_loop(dim: MappedDim, ids: KernelIds) -> None:
+    """The tile loop runs over blocks: blockIdx picks the tile (see the module docstring)."""
+    tile, step = dim.tile, step_of(dim.tile)
+    builder = BoundBuilder()
+    block_id = builder.dim(ids.blocks[dim.axis])
+    lows = [e + block_id * step for e in builder.results_of(lower_bound(tile))]
+    if not dim.one_tile_per_block:
+        new = replace_bounds(tile, builder.build(lows), upper_bound(tile), step * dim.cap)
+        _mark(new, None, f"block {dim.axis}")
+        dim.tile = new
+        return
+    start = index_value(builder, lows, loop_name(tile))
+    parent = tile.parent_block()
+    assert parent is not None
+    parent.insert_op_before(start, tile)
+    move_body(tile, start.results[0], parent, tile)
+    tile.detach()
+    tile.erase()
+
+
+def map_point_loop(dim: MappedDim, ids: KernelIds) -> None:
+    """The point loop runs over the block's threads (see the module docstring)."""
+    point, step = dim.point, step_of(dim.point)
+    builder = BoundBuilder()
+    offset = AffineExpr.constant(0)
+    if dim.axis in ids.threads:
+        offset = builder.dim(ids.threads[dim.axis]) * step
+    lows = [e + offset for e in builder.results_of(lower_bound(point))]
+    trip = max_trip_count(point)
+    if trip is None or trip > dim.block:
+        new = replace_bounds(point, builder.build(lows), upper_bound(point), step * dim.block)
+        _mark(new, None, f"thread {dim.axis}")
+        dim.point = new
+        return
+    start = index_value(builder, lows, loop_name(point))
+    parent = point.parent_block()
+    assert parent is not None
+    parent.insert_op_before(start, point)
+    value = start.results[0]
+    ub = upper_bound(point)
+    guard_builder = BoundBuilder()
+    here = guard_builder.dim(value)
+    highs = guard_builder.results_of(ub)
+    checks = [
+        h - here - 1 for r, h in enumerate(highs) if not upper_always_holds(point, r, dim.block)
+    ]
+    if not checks:
+        move_body(point, value, parent, point)
+    else:
+        guard = affine_if(guard_builder, checks)
+        _mark(guard, loop_name(point), f"thread {dim.axis}")
+        parent.insert_op_before(guard, point)
+        then = guard.then_region.block
+        terminator = then.last_op
+        assert terminator is not None
+        move_body(point, value, then, terminator)
+    point.detach()
+    point.erase()

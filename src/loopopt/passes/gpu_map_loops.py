@@ -1,0 +1,149 @@
+"""Map parallel loops onto GPU blocks and threads and outline them into kernels.
+
+    gpu-map-loops{block=16,16 grid=... func=NAME}
+
+Before:  func.func @add(%A, %B, %C: memref<1000xf32>) {
+           affine.for %i = 0 to 1000 { C[i] = A[i] + B[i] } {loopopt.name = "i"} }
+After:   gpu.module @kernels {
+           gpu.func @add_k0(%A, %B, %C) kernel {
+             %bx = gpu.block_id x   %tx = gpu.thread_id x
+             %i_t = affine.apply (d0 * 256)(%bx)   %i = affine.apply (d0 + d1)(%i_t, %tx)
+             affine.if (999 - %i >= 0) { C[i] = A[i] + B[i] }    (loopopt.mapping = "thread x")
+             gpu.return } }
+         func.func @add(...) {
+           gpu.launch_func @kernels::@add_k0 blocks in (%c4, %c1, %c1)
+               threads in (%c256, %c1, %c1) args(%A, %B, %C) }
+
+For each outermost loop nest of a function: when its outer loop carries no dependence (exact
+analysis), the nest becomes one kernel: up to three parallel loops map onto blocks and threads
+(tile loops of a tiled band onto blocks, its point loops onto threads; untiled loops are
+strip-mined by the block size; the loop contiguous in most accesses gets threadIdx.x: see
+loops/gpu_plan), loops that carry dependences stay sequential in the kernel, copy loops of
+`promote{memory-space=shared}` are spread over the block's threads, and barriers separate the
+threads' conflicting accesses (loops/gpu_kernel). When the outer loop carries a dependence, it
+stays on the host around the launches of the nests in its body (jacobi's time loop); a nest
+where no loop is parallel is refused, naming the dependence. Options: `block=` threads per
+block along x, y, z (default: the tile sizes, else 256, 16x16 or 16x4x4); `grid=` the most
+blocks along x, y, z (default: the device limits; beyond, each block loops over tiles).
+Host loops are marked `loopopt.mapping = "host"`, kernels with their mapping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, builtin, func, gpu
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Block
+
+from loopopt.analysis.parallel import carrying_dependence
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.gpu_kernel import map_kernel
+from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
+from loopopt.loops.gpu_plan import plan_kernel
+from loopopt.loops.nest import describe_loop, functions
+from loopopt.loops.outline import kernel_module, kernel_name, outline
+from loopopt.passes.base import LoopoptPass
+
+HOST_MEMORY_OPS = frozenset(
+    {
+        "affine.load",
+        "affine.store",
+        "affine.vector_load",
+        "affine.vector_store",
+        "memref.load",
+        "memref.store",
+        "memref.atomic_rmw",
+        "memref.copy",
+    }
+)
+"""Ops that would touch (device) memory from the host: refused outside kernels."""
+
+
+@dataclass(frozen=True)
+class GpuMapLoopsPass(LoopoptPass):
+    """Map parallel loops onto GPU blocks/threads; outline them into kernels (gpu.launch_func)."""
+
+    name = "gpu-map-loops"
+
+    grid: tuple[int, ...] = ()
+    """Most blocks along x, y, z (default: the device limits)."""
+    block: tuple[int, ...] = ()
+    """Threads per block along x, y, z (default: tile sizes, else 256 / 16,16 / 16,4,4)."""
+    func: str | None = None
+    """Only this function."""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for fn in functions(op, self.func):
+            _Host(self, op, fn).block(fn.body.block, None)
+
+
+class _Host:
+    """Walks the host code of one function and turns its nests into launches."""
+
+    def __init__(self, options: GpuMapLoopsPass, module: builtin.ModuleOp, fn: func.FuncOp):
+        self.options, self.module, self.fn = options, module, fn
+
+    def block(self, block: Block, around: str | None) -> int:
+        """Map the nests of a host block; the number of nests launched. `around`: why the
+        enclosing loop stays on the host (for messages)."""
+        launched = 0
+        for op in list(block.ops):
+            if isinstance(op, affine.ForOp):
+                launched += self.nest(op)
+            elif isinstance(op, gpu.LaunchFuncOp):
+                launched += 1
+            elif op.name in HOST_MEMORY_OPS:
+                where = f" around it ({around})" if around else ""
+                raise LoopoptError(
+                    f"{self.options.name}: {op.name} outside every parallel loop would run on "
+                    f"the host{where}",
+                    op=op,
+                )
+            else:
+                for region in op.regions:
+                    for inner in region.blocks:
+                        launched += self.block(inner, around)
+        return launched
+
+    def nest(self, root: affine.ForOp) -> int:
+        name = self.options.name
+        if any(isinstance(op, gpu.LaunchFuncOp) for op in root.walk()):
+            return 1  # mapped by an earlier run
+        plan = plan_kernel(root, self.options.block, self.options.grid, name)
+        if plan is None:
+            return self.host_loop(root)
+        nest_root, dims = realize(plan, name)
+        if any(dim.trip == 0 for dim in dims):
+            nest_root.detach()
+            nest_root.erase()
+            return 1
+        sizes = launch_sizes(dims, nest_root)
+        gmod = kernel_module(self.module)
+        kernel, _ = outline(
+            nest_root,
+            gmod,
+            kernel_name(gmod, self.fn.sym_name.data),
+            sizes.grid,
+            sizes.block,
+            sizes.nonempty,
+        )
+        map_kernel(kernel, nest_root, dims, name)
+        return 1
+
+    def host_loop(self, loop: affine.ForOp) -> int:
+        """`loop` carries a dependence: it stays on the host, its nests are launched."""
+        dep = carrying_dependence(loop)
+        why = (
+            f"it carries {dep.describe()}" if dep is not None else "it has iter_args (a reduction)"
+        )
+        loop.attributes[MAPPING] = StringAttr("host")
+        launched = self.block(loop.body.block, f"loop '{describe_loop(loop)}': {why}")
+        if not launched:
+            raise LoopoptError(
+                f"{self.options.name}: no parallel loop to map onto the GPU in the nest of "
+                f"'{describe_loop(loop)}': {why}",
+                op=loop,
+            )
+        return launched

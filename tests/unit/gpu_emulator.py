@@ -1,0 +1,255 @@
+"""Run the output of gpu-map-loops on the CPU: each gpu.launch_func becomes loops over the
+grid's blocks around the kernel body, whose barrier-free stretches run in loops over the
+block's threads (MCUDA-style "thread-loop fission" at every gpu.barrier).
+
+This checks the mapping's arithmetic (block/thread indices, guards, grid sizes, copies spread
+over threads) and that the barriers separate the phases: a missing barrier lets one thread
+read what a later thread has not written yet. Threads run in increasing or decreasing order
+(`reverse`), blocks one after another. It is a test helper, not a GPU simulator: races within
+one phase are not detected. Values that cross a barrier must be pure functions of the thread
+ids and uniform values (they are recomputed in each phase), as in gpu-map-loops' kernels.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import affine, arith, builtin, gpu, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+from loopopt.analysis.divergence import Divergence
+from loopopt.loops.bounds import new_loop
+
+AXES = ("x", "y", "z")
+PURE_PREFIXES = ("arith.",)
+PURE_OPS = frozenset({"affine.apply", "affine.min", "affine.max", "gpu.thread_id"})
+
+
+def _index(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr.from_index_int_value(value))
+
+
+def _pure(op: Operation) -> bool:
+    return not op.regions and (op.name in PURE_OPS or op.name.startswith(PURE_PREFIXES))
+
+
+def emulate(module: ModuleOp, reverse: bool = False) -> None:
+    """Replace every launch by its CPU emulation, in place, and drop the gpu.module."""
+    kernels = {
+        fn.sym_name.data: fn
+        for gmod in module.ops
+        if isinstance(gmod, gpu.ModuleOp)
+        for fn in gmod.body.block.ops
+        if isinstance(fn, gpu.FuncOp)
+    }
+    for launch in [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]:
+        kernel = kernels[launch.kernel.nested_references.data[-1].data]
+        _emulate_launch(launch, kernel, reverse)
+    for op in list(module.ops):
+        if isinstance(op, gpu.ModuleOp):
+            op.detach()
+            op.erase()
+    module.attributes.pop("gpu.container_module", None)
+
+
+def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool) -> None:
+    host = launch.parent_block()
+    assert host is not None
+    zero, one = _index(0), _index(1)
+    host.insert_ops_before([zero, one], launch)
+    grid = [launch.gridSizeZ, launch.gridSizeY, launch.gridSizeX]
+    blocks: dict[str, SSAValue] = {}
+    body = Block()
+    outer: Operation | None = None
+    parent_body: Block | None = None
+    for axis, size in zip(("z", "y", "x"), grid, strict=True):
+        loop_body = Block(arg_types=[IndexType()])
+        blocks[axis] = loop_body.args[0]
+        loop = scf.ForOp(zero.result, size, one.result, [], Region(loop_body))
+        if parent_body is None:
+            outer = loop
+        else:
+            parent_body.add_op(loop)
+            parent_body.add_op(scf.YieldOp())
+        parent_body = loop_body
+    assert outer is not None and parent_body is not None
+    body = parent_body
+    region = kernel.body.clone()
+    entry = region.block
+    for arg, value in zip(entry.args, launch.kernelOperands, strict=True):
+        arg.replace_all_uses_with(value)
+    sizes = _block_sizes(launch)
+    for op in list(entry.ops):
+        op.detach()
+        if isinstance(op, gpu.ReturnOp):
+            continue
+        if isinstance(op, gpu.BlockIdOp):
+            op.result.replace_all_uses_with(blocks[op.dimension.data])
+            continue
+        if isinstance(op, gpu.BlockDimOp):
+            size = _index(sizes[op.dimension.data])
+            body.add_op(size)
+            op.result.replace_all_uses_with(size.result)
+            continue
+        body.add_op(_without_space(op))
+    body.add_op(scf.YieldOp())
+    host.insert_op_before(outer, launch)
+    launch.detach()
+    launch.erase()
+    _Fission(sizes, reverse).block(body, outer)
+
+
+def _block_sizes(launch: gpu.LaunchFuncOp) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for axis, value in zip(
+        AXES, (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ), strict=True
+    ):
+        owner = value.owner
+        assert isinstance(owner, arith.ConstantOp), "block sizes are constants"
+        attr = owner.value
+        assert isinstance(attr, IntegerAttr)
+        sizes[axis] = attr.value.data
+    return sizes
+
+
+def _without_space(op: Operation) -> Operation:
+    """A workgroup alloca as a plain one (the CPU lowering has no address spaces)."""
+    if isinstance(op, memref.AllocaOp) and not isinstance(op.memref.type.memory_space, NoneAttr):
+        t = op.memref.type
+        assert isinstance(t, MemRefType)
+        plain = memref.AllocaOp.get(t.element_type, shape=t.get_shape())
+        plain.memref.name_hint = op.memref.name_hint
+        op.memref.replace_all_uses_with(plain.memref)
+        return plain
+    return op
+
+
+class _Fission:
+    """Wraps every barrier-free stretch of block-level code in loops over the threads."""
+
+    def __init__(self, sizes: dict[str, int], reverse: bool):
+        self.sizes, self.reverse = sizes, reverse
+        self.ivs: dict[SSAValue, str] = {}
+        """Thread indices of the thread loops made so far, by axis."""
+        self.origin: dict[SSAValue, SSAValue] = {}
+        """Recomputed values and the kernel values they stand for."""
+
+    def _per_thread_value(self, value: SSAValue) -> bool:
+        value = self.origin.get(value, value)
+        return value in self.ivs or self.divergence.is_divergent(value)
+
+    def block(self, block: Block, scope: Operation) -> None:
+        self.divergence = Divergence(scope)
+        self._split(block)
+        for op in list(block.ops):
+            if isinstance(op, gpu.ThreadIdOp):
+                op.detach()
+                op.erase()  # every use was recomputed inside the thread loops
+
+    def _split(self, block: Block) -> None:
+        segment: list[Operation] = []
+        for op in list(block.ops):
+            if isinstance(op, gpu.BarrierOp):
+                self._flush(segment, op)
+                segment = []
+                op.detach()
+                op.erase()
+            elif any(isinstance(inner, gpu.BarrierOp) for inner in op.walk()):
+                self._flush(segment, op)
+                segment = []
+                for region in op.regions:
+                    for inner in region.blocks:
+                        self._split(inner)
+            elif op is block.last_op:
+                self._flush(segment, op)
+            else:
+                segment.append(op)
+
+    def _per_thread(self, op: Operation) -> bool:
+        if isinstance(op, gpu.ThreadIdOp):
+            return False
+        for inner in op.walk():
+            if isinstance(inner, memref.AllocaOp):
+                continue
+            if not _pure(inner) or any(self.divergence.is_divergent(v) for v in inner.operands):
+                return True
+        return False
+
+    def _flush(self, segment: list[Operation], before: Operation) -> None:
+        moved = [op for op in segment if self._per_thread(op)]
+        if not moved:
+            return
+        block = before.parent_block()
+        assert block is not None
+        nest, body, ids = self._thread_loops()
+        block.insert_op_before(nest, before)
+        terminator = body.last_op
+        assert terminator is not None
+        for op in moved:
+            op.detach()
+            body.insert_op_before(op, terminator)
+        clones: dict[SSAValue, SSAValue] = {}
+        first = moved[0]
+        for op in moved:
+            for inner in op.walk():
+                for k, value in enumerate(inner.operands):
+                    if self._per_thread_value(value) and not nest.is_ancestor(value.owner):
+                        inner.operands[k] = self._recompute(value, ids, clones, body, first)
+
+    def _recompute(
+        self,
+        value: SSAValue,
+        ids: dict[str, SSAValue],
+        clones: dict[SSAValue, SSAValue],
+        body: Block,
+        first: Operation,
+    ) -> SSAValue:
+        value = self.origin.get(value, value)
+        if value in clones:
+            return clones[value]
+        if value in self.ivs:
+            return ids[self.ivs[value]]
+        owner = value.owner
+        assert isinstance(owner, Operation) and _pure(owner), "only pure values cross barriers"
+        if isinstance(owner, gpu.ThreadIdOp):
+            clones[value] = ids[owner.dimension.data]
+            return clones[value]
+        operands = [
+            self._recompute(v, ids, clones, body, first) if self._per_thread_value(v) else v
+            for v in owner.operands
+        ]
+        copy = owner.clone()
+        copy.operands = operands
+        body.insert_op_before(copy, first)
+        clones[value] = copy.results[0]
+        self.origin[copy.results[0]] = value
+        return copy.results[0]
+
+    def _thread_loops(self) -> tuple[Operation, Block, dict[str, SSAValue]]:
+        ids: dict[str, SSAValue] = {}
+        outer: Operation | None = None
+        parent: Block | None = None
+        for axis in ("z", "y", "x"):
+            size = self.sizes[axis]
+            loop = new_loop((AffineMap.constant_map(0), []), (AffineMap.constant_map(size), []), 1)
+            body = loop.body.block
+            index = body.args[0]
+            if self.reverse:
+                flip = affine.ApplyOp(
+                    [index],
+                    builtin.AffineMapAttr(
+                        AffineMap(1, 0, (AffineExpr.constant(size - 1) - AffineExpr.dimension(0),))
+                    ),
+                )
+                body.insert_op_before(flip, body.first_op)  # type: ignore[arg-type]
+                index = flip.result
+            ids[axis] = index
+            self.ivs[index] = axis
+            if parent is None:
+                outer = loop
+            else:
+                assert parent.last_op is not None
+                parent.insert_op_before(loop, parent.last_op)
+            parent = body
+        assert outer is not None and parent is not None
+        return outer, parent, ids
