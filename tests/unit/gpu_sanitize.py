@@ -1,0 +1,109 @@
+"""Run every kernel of gpu_kernels.py once on small inputs and check it (for compute-sanitizer).
+
+    compute-sanitizer --tool memcheck  python3 tests/unit/gpu_sanitize.py
+    compute-sanitizer --tool racecheck python3 tests/unit/gpu_sanitize.py
+    python3 tests/unit/gpu_sanitize.py --bench      # sizes worth timing, with CUDA events
+
+Exits 1 if a result is wrong. Not collected by pytest (no test_ prefix).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import gpu_kernels as g  # noqa: E402
+
+import loopopt  # noqa: E402
+from loopopt.runtime import cuda  # noqa: E402
+
+
+def _rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def check(name: str, ok: bool, detail: str = "") -> bool:
+    print(f"{'ok  ' if ok else 'FAIL'} {name} {detail}".rstrip())
+    return ok
+
+
+def run_all(rng: np.random.Generator, n: int) -> bool:
+    ok = True
+    a, b = _rand(rng, n), _rand(rng, n)
+    c = np.full(n, np.nan, np.float32)
+    loopopt.compile(g.VADD, "vadd", target="gpu")(a, b, c)
+    ok &= check("vadd", bool(np.array_equal(c, a + b)))
+
+    m = _rand(rng, n // 4 + 3, n // 8 + 5)
+    t = np.full(m.T.shape, np.nan, np.float32)
+    loopopt.compile(g.TRANSPOSE, "transpose", target="gpu")(m, t)
+    ok &= check("transpose", bool(np.array_equal(t, m.T)))
+
+    x, y = _rand(rng, 67, 45), _rand(rng, 45, 51)
+    z = np.full((67, 51), np.nan, np.float32)
+    loopopt.compile(g.MATMUL, "matmul", target="gpu")(x, y, z)
+    ref = x.astype(np.float64) @ y.astype(np.float64)
+    ok &= check("matmul", bool(np.allclose(z, ref, rtol=1e-4, atol=1e-4)))
+
+    r = _rand(rng, 2 * 16384)
+    out = np.full_like(r, np.nan)
+    loopopt.compile(g.REVERSE_CHUNKS, "reverse", target="gpu")(r, out)
+    ok &= check(
+        "reverse (dynamic shared)", bool(np.array_equal(out, r.reshape(2, -1)[:, ::-1].ravel()))
+    )
+
+    w = _rand(rng, 128 * 3)
+    sums = np.full(12, np.nan, np.float32)
+    loopopt.compile(g.WARP_SUM, "warp_sum", target="gpu")(w, sums)
+    ok &= check("warp_sum", bool(np.allclose(sums, w.reshape(-1, 32).sum(1), atol=1e-4)))
+
+    p, q = _rand(rng, 37, 37), _rand(rng, 37, 37)
+    ref_p, ref_q = p.astype(np.float64), q.astype(np.float64)
+    for _ in range(3):
+        for src, dst in ((ref_p, ref_q), (ref_q, ref_p)):
+            dst[1:-1, 1:-1] = 0.2 * (
+                src[1:-1, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:] + src[2:, 1:-1] + src[:-2, 1:-1]
+            )
+    loopopt.compile(g.JACOBI_2D, "jacobi", target="gpu")(p, q, 3)
+    ok &= check("jacobi (host time loop)", bool(np.allclose(p, ref_p, rtol=1e-4, atol=1e-5)))
+    return ok
+
+
+def bench(rng: np.random.Generator) -> None:
+    n = 4096
+    a, b = _rand(rng, n, n), _rand(rng, n, n)
+    c = np.zeros((n, n), np.float32)
+    ms = loopopt.compile(g.MATMUL, "matmul", target="gpu").time(a, b, c, warmup=1, repeat=3)
+    error = np.linalg.norm(c[:64] - a[:64].astype(np.float64) @ b) / np.linalg.norm(c[:64])
+    print(
+        f"naive matmul {n}^2: {ms:.2f} ms, {2 * n**3 / ms / 1e9:.3f} TFLOP/s, rel.err {error:.1e}"
+    )
+    m = 8192
+    x = _rand(rng, m, m)
+    y = np.zeros_like(x)
+    ms = loopopt.compile(g.TRANSPOSE, "transpose", target="gpu").time(x, y, repeat=10)
+    print(f"shared transpose {m}^2: {ms:.3f} ms, {2 * x.nbytes / ms / 1e6:.0f} GB/s")
+    v = _rand(rng, 1 << 26)
+    ms = loopopt.compile(g.VADD, "vadd", target="gpu").time(v, v, v.copy(), repeat=10)
+    print(f"vadd 2^26: {ms:.3f} ms, {3 * v.nbytes / ms / 1e6:.0f} GB/s")
+    p = _rand(rng, m, m)
+    ms = loopopt.compile(g.JACOBI_2D, "jacobi", target="gpu").time(p, p.copy(), 1, repeat=10)
+    print(f"jacobi-2d {m}^2, one time step (2 sweeps): {ms:.3f} ms")
+
+
+def main() -> int:
+    device = cuda.context()
+    print(f"device: {device.name} (sm_{''.join(map(str, device.compute_capability))})")
+    rng = np.random.default_rng(7)
+    if "--bench" in sys.argv:
+        bench(rng)
+        return 0
+    return 0 if run_all(rng, 1000) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
