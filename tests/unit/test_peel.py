@@ -7,10 +7,18 @@ import kernels
 import numpy as np
 import pytest
 from equivalence import assert_equivalent, transform
+from upstream import assert_upstream_valid
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import constant_bounds, constant_trip_count, find_loop, loop_name
+from loopopt.dialects.affine_ext import IfOp
+from loopopt.loops.nest import (
+    constant_bounds,
+    constant_trip_count,
+    find_loop,
+    find_loops,
+    loop_name,
+)
 from loopopt.loops.peel import peel_back, peel_front, point_loops, separate_full_tiles
 from loopopt.loops.unroll import trip_count, unroll_full
 
@@ -77,8 +85,8 @@ def tiled_arrays() -> list[np.ndarray]:
 def test_peel_front_and_back_split_the_iterations() -> None:
     module = parse_module(kernels.matmul(4, 4, 10, seeded())[0])
     k = find_loop(module, "k", "test")
-    front = peel_front(k, 2)
-    back = peel_back(k, 3)
+    [front] = peel_front(k, 2)
+    [back] = peel_back(k, 3)
     module.verify()
     assert loop_name(front) == "k_peel" and loop_name(back) == "k_peel"
     assert [constant_bounds(x) for x in (front, k, back)] == [(0, 2), (2, 7), (7, 10)]
@@ -89,7 +97,7 @@ def test_peel_back_with_a_step() -> None:
     text = kernels.matmul(4, 4, 10, seeded())[0].replace("0 to 10 {", "1 to 10 step 4 {")
     module = parse_module(text)
     k = find_loop(module, "k", "test")
-    back = peel_back(k, 1)
+    [back] = peel_back(k, 1)
     assert constant_bounds(k) == (1, 9) and constant_bounds(back) == (9, 10)
 
 
@@ -142,9 +150,93 @@ def test_symbolic_bounds_with_iter_args(n: int, count: int) -> None:
 
 @pytest.mark.parametrize("count", [1, 3, -1, -3])
 def test_peel_a_point_loop_bounded_by_a_min(count: int) -> None:
+    # The end of i is min(it + 4, 10): peeling it versions i on which of the two is smaller
+    # (an affine.min of %it would be no valid dim for upstream MLIR).
     after = assert_equivalent(TILED, "mm", tiled_arrays(), f"loop-peel{{loop=i count={count}}}")
-    if count < 0:
-        assert "affine.min" in after
+    assert_upstream_valid(after)
+    assert "affine.min" not in after
+    assert ("affine.if" in after) == (count < 0)
+
+
+def test_versions_of_a_loop_bounded_by_a_min_of_ivs() -> None:
+    module = parse_module(TILED)
+    i = find_loop(module, "i", "test")
+    peeled = peel_back(i, 1)
+    module.verify()
+    assert [loop_name(p) for p in peeled] == ["i_peel", "i_peel"]
+    versions = find_loops(module, "i")
+    assert len(versions) == 2 and all(len(v.upperBoundMap.data.results) == 1 for v in versions)
+    [version_if] = [op for op in module.walk() if isinstance(op, IfOp)]
+    assert version_if.parent_op() is find_loop(module, "jt", "test")
+
+
+TRAPEZOID = """
+func.func @f(%A: memref<12x12xf32>, %B: memref<12xf32>, %n: index, %m: index) {
+  %z = arith.constant 0.0 : f32
+  affine.for %i = 0 to %n {
+    %r = affine.for %j = max affine_map<(d0) -> (0, d0 - 2)>(%i)
+        to min affine_map<(d0)[s0] -> (d0 + 3, s0)>(%i)[%m] iter_args(%acc = %z) -> (f32) {
+      %v = affine.load %B[%j] : memref<12xf32>
+      %s = arith.addf %acc, %v : f32
+      affine.store %s, %A[%i, %j] : memref<12x12xf32>
+      affine.yield %s : f32
+    } {loopopt.name = "j"}
+    affine.store %r, %B[%i] : memref<12xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("n, m", [(0, 0), (5, 12), (12, 7), (12, 1)])
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "loop-peel{loop=j count=1}",
+        "loop-peel{loop=j count=2}",
+        "loop-peel{loop=j count=-1}",
+        "loop-peel{loop=j count=-4}",
+        "loop-strip-mine{factor=2 loop=j},loop-peel{loop=j count=-1}",
+    ],
+)
+def test_bounds_of_loop_ivs_are_versioned(pipeline: str, n: int, m: int) -> None:
+    # j runs from max(0, i - 2) to min(i + 3, m): the versions carry j's running sum out.
+    rng = seeded()
+    arrays = [rng.standard_normal((12, 12)).astype(np.float32), rng.standard_normal(12)]
+    arrays = [arrays[0], arrays[1].astype(np.float32), np.int64(n), np.int64(m)]
+    after = assert_equivalent(TRAPEZOID, "f", arrays, pipeline)
+    assert_upstream_valid(after)
+    assert "affine.if" in after and "-> (f32)" in after and "affine.max" not in after
+
+
+TRAPEZOID_NEST = """
+func.func @f(%A: memref<12x12xf32>, %B: memref<12xf32>, %n: index, %m: index) {
+  affine.for %i = 0 to %n {
+    affine.for %j = max affine_map<(d0) -> (0, d0 - 2)>(%i)
+        to min affine_map<(d0)[s0] -> (d0 + 3, s0)>(%i)[%m] {
+      %v = affine.load %B[%j] : memref<12xf32>
+      %s = arith.addf %v, %v : f32
+      affine.store %s, %A[%i, %j] : memref<12x12xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("n, m", [(0, 0), (5, 12), (12, 7), (12, 10)])
+@pytest.mark.parametrize(
+    "pipeline", ["loop-strip-mine{factor=2 loop=j}", "loop-tile{tile-sizes=0,4}"]
+)
+def test_full_tiles_whose_end_uses_loop_ivs(pipeline: str, n: int, m: int) -> None:
+    # The strips of j end at min(j_s + 2, i + 3, m): whether a strip is full depends on i, so
+    # the body of j_s is versioned on it (guard_full_tiles) instead of splitting j_s.
+    rng = seeded()
+    arrays = [rng.standard_normal((12, 12)).astype(np.float32)]
+    arrays += [rng.standard_normal(12).astype(np.float32), np.int64(n), np.int64(m)]
+    after = assert_equivalent(TRAPEZOID_NEST, "f", arrays, f"{pipeline},loop-peel{{full-tiles}}")
+    assert_upstream_valid(after)
+    assert "} else {" in after
 
 
 @pytest.mark.parametrize("n", [0, 5, 8, 13])

@@ -6,11 +6,13 @@ import kernels
 import numpy as np
 import pytest
 from equivalence import assert_equivalent, transform
+from upstream import assert_upstream_valid
 from xdsl.dialects import affine
 from xdsl.dialects.builtin import ModuleOp
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.nest import constant_bounds, find_loop, find_loops, loop_name, loops_in, step_of
 from loopopt.loops.unroll import unroll, unroll_full
 
@@ -221,4 +223,79 @@ def test_symbolic_trip_count(n: int) -> None:
 def test_max_lower_and_min_upper_bounds(n: int, m: int) -> None:
     arrays = [seeded().standard_normal(40).astype(np.float32), np.int64(n), np.int64(m)]
     after = assert_equivalent(MIN_MAX, "f", arrays, "loop-unroll{unroll-factor=3}")
-    assert "affine.max" in after and "affine.min" in after
+    # A max/min of symbols is a valid symbol: materialized, it bounds main and remainder loops.
+    assert "affine.max" in after and "affine.min" in after and "i_rem" in after
+    assert_upstream_valid(after)
+
+
+STRIPS = """
+func.func @f(%A: memref<40xf32>, %out: memref<1xf32>, %n: index) {
+  %z = arith.constant 0.0 : f32
+  %r = affine.for %is = 0 to %n step 8 iter_args(%acc0 = %z) -> (f32) {
+    %t = affine.for %i = affine_map<(d0) -> (d0)>(%is)
+        to min affine_map<(d0)[s0] -> (d0 + 8, s0)>(%is)[%n] iter_args(%acc = %acc0) -> (f32) {
+      %v = affine.load %A[%i] : memref<40xf32>
+      %s = arith.addf %acc, %v : f32
+      affine.store %s, %A[%i] : memref<40xf32>
+      affine.yield %s : f32
+    } {loopopt.name = "i"}
+    affine.yield %t : f32
+  } {loopopt.name = "is"}
+  affine.store %r, %out[0] : memref<1xf32>
+  return
+}
+"""
+
+
+def guards_of(module: ModuleOp) -> list[int]:
+    """The number of constraints of each affine.if, in order."""
+    return [len(op.condition.data.constraints) for op in module.walk() if isinstance(op, IfOp)]
+
+
+@pytest.mark.parametrize("factor, guards", [(3, [2, 2]), (4, [1, 1, 1]), (8, [1] * 7)])
+def test_a_min_of_loop_ivs_guards_the_copies(factor: int, guards: list[int]) -> None:
+    # i ends at min(is + 8, n): no SSA value upstream MLIR accepts as a dim can hold that end,
+    # so there is no remainder loop: copy u runs under `i + u <= ub - 1` for each result ub.
+    # A factor that divides the 8 iterations up to is + 8 needs no guard against it.
+    module = module_of(STRIPS)
+    i = find_loop(module, "i", "test")
+    assert unroll(i, factor) is None
+    module.verify()
+    assert step_of(i) == factor and guards_of(module) == guards
+    assert "affine.min" not in str(module) and find_loops(module, "i_rem") == []
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 30, 40])
+@pytest.mark.parametrize("factor", [3, 4])
+def test_guarded_copies_carry_iter_args(n: int, factor: int) -> None:
+    arrays = [seeded().standard_normal(40).astype(np.float32), np.zeros(1, np.float32)]
+    pipeline = f"loop-unroll{{unroll-factor={factor} loop=i}}"
+    after = assert_equivalent(STRIPS, "f", [*arrays, np.int64(n)], pipeline)
+    assert_upstream_valid(after)
+    assert "-> (f32) {" in after and "} else {" in after
+
+
+@pytest.mark.parametrize(
+    "kernel, pipeline",
+    [
+        ("matmul", "loop-strip-mine{factor=8 loop=i},loop-unroll{unroll-factor=2 loop=i}"),
+        ("matmul", "loop-tile{tile-sizes=8,8,4},loop-unroll{unroll-factor=3}"),
+        (
+            "matmul",
+            "loop-tile{tile-sizes=4,5},loop-unroll{unroll-factor=2 loop=j},"
+            "loop-unroll{unroll-factor=2 loop=i}",
+        ),
+        ("syrk", "loop-tile{tile-sizes=4,4,3},loop-unroll{unroll-factor=2 loop=j}"),
+        ("syrk", "loop-strip-mine{factor=4 loop=j},loop-unroll{unroll-factor=3 loop=j}"),
+        ("jacobi", "loop-strip-mine{factor=4 loop=j},loop-unroll{unroll-factor=3 loop=j}"),
+    ],
+)
+def test_unrolled_point_loops_are_upstream_valid(kernel: str, pipeline: str) -> None:
+    case = {
+        "matmul": lambda: kernels.matmul(13, 11, 9, seeded()),
+        "syrk": lambda: kernels.syrk(11, 5, seeded()),
+        "jacobi": lambda: kernels.jacobi_1d(3, 15, seeded()),
+    }[kernel]()
+    after = assert_equivalent(*case, pipeline)
+    assert_upstream_valid(after)
+    assert "affine.if" in after

@@ -6,11 +6,13 @@ from __future__ import annotations
 import kernels
 import numpy as np
 import pytest
-from equivalence import assert_equivalent, transform
+from equivalence import assert_equivalent, run, transform
+from upstream import assert_upstream_valid
 from xdsl.dialects import affine
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
+from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.nest import constant_bounds, find_loop, find_loops, step_of
 from loopopt.loops.unroll_jam import jammed_loops, unroll_jam, unroll_jam_obstacle
 from loopopt.passes.loop_unroll_jam import jam_targets
@@ -131,10 +133,59 @@ def test_matmul_with_sizes_the_factors_do_not_divide(pipeline: str) -> None:
     ],
 )
 def test_register_tiling_of_partial_tiles(pipeline: str) -> None:
-    # The point loops end at min(...): the affine.min that splitting j needs is computed
-    # outside i (it does not depend on i), so i can still be jammed into j.
+    # The point loops end at min(it + 4, 10): no affine.min of the tile IVs (no valid dim for
+    # upstream MLIR) splits them; the unrolled copies run under affine.if guards instead.
     after = assert_equivalent(*kernels.matmul(10, 13, 7, seeded()), pipeline)
-    assert after.index("affine.min") < after.index("affine.for %i =")
+    assert_upstream_valid(after)
+    assert "affine.min" not in after and "affine.if" in after
+
+
+STRIPED_REDUCTION = """
+func.func @mm(%A: memref<5x7xf32>, %B: memref<7x6xf32>, %C: memref<5x6xf32>) {
+  affine.for %is = 0 to 5 step 4 {
+    affine.for %i = affine_map<(d0) -> (d0)>(%is) to min affine_map<(d0) -> (d0 + 4, 5)>(%is) {
+      affine.for %j = 0 to 6 {
+        %c0 = affine.load %C[%i, %j] : memref<5x6xf32>
+        %r = affine.for %k = 0 to 7 iter_args(%acc = %c0) -> (f32) {
+          %a = affine.load %A[%i, %k] : memref<5x7xf32>
+          %b = affine.load %B[%k, %j] : memref<7x6xf32>
+          %p = arith.mulf %a, %b : f32
+          %s = arith.addf %acc, %p : f32
+          affine.yield %s : f32
+        } {loopopt.name = "k"}
+        affine.store %r, %C[%i, %j] : memref<5x6xf32>
+      } {loopopt.name = "j"}
+    } {loopopt.name = "i"}
+  } {loopopt.name = "is"}
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("factor", [2, 3])
+def test_guarded_copies_are_jammed_with_their_iter_args(factor: int) -> None:
+    # i ends at min(is + 4, 5): the jammed statements of copy u run under `i + u <= 4`; the
+    # load before k yields its value out of the guard (the first copy's in the else branch),
+    # and inside k the guarded update yields the new sum (else: the copy's incoming sum).
+    module = parse_module(STRIPED_REDUCTION)
+    i = find_loop(module, "i", "test")
+    assert unroll_jam(i, factor) is None
+    module.verify()
+    [k] = find_loops(module, "k")
+    assert len(k.inits) == factor
+    ifs = [op for op in module.walk() if isinstance(op, IfOp)]
+    assert len(ifs) == 3 * (factor - 1) and all(len(op.results) <= 1 for op in ifs)
+    for op in ifs:
+        if op.parent_op() is k and op.results:
+            else_yield = op.else_region.block.last_op
+            assert isinstance(else_yield, affine.YieldOp)
+            assert else_yield.operands[0] in k.body.block.args
+    text = str(module)
+    arrays = reduction_arrays()
+    np.testing.assert_allclose(
+        run(text, "mm", arrays)[2], run(STRIPED_REDUCTION, "mm", arrays)[2], rtol=1e-5
+    )
+    assert_upstream_valid(text)
 
 
 @pytest.mark.parametrize("loop, factor", [("i", 3), ("j", 2), ("j", 4)])

@@ -23,12 +23,15 @@ count), and the partial last tile, a copy `<name>_peel` that keeps the min.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
 
 from xdsl.dialects import affine
-from xdsl.ir.affine import AffineConstantExpr, AffineMap
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import describe_loop, loops_in, step_of
+from loopopt.loops.guard import Guard, materializable, new_if
+from loopopt.loops.nest import body_ops, describe_loop, loops_in, step_of
 from loopopt.loops.unroll import (
     Bound,
     MapBuilder,
@@ -59,10 +62,73 @@ def _check_count(loop: affine.ForOp, count: int, pass_name: str) -> None:
         )
 
 
-def peel_front(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> affine.ForOp:
+def _extreme_results(loop: affine.ForOp, builder: MapBuilder) -> tuple[Bound, Bound]:
+    """`loop`'s max lower and min upper bounds without dominated results."""
+    lowers = builder.build(builder.exprs(lower_bound(loop)), "max")
+    return lowers, builder.build(builder.exprs(upper_bound(loop)), "min")
+
+
+def _needs_version(bound: Bound) -> bool:
+    return len(bound.map.results) > 1 and not materializable(bound.operands)
+
+
+def version_bounds(loop: affine.ForOp, *, lower: bool, upper: bool) -> list[affine.ForOp]:
+    """Replace `loop` by one copy per choice of the result of its max lower bound (`lower`) and
+    of its min upper bound (`upper`) that is the extreme one, each copy bounded by that result
+    alone, in a chain of affine.if ops (`%l0 >= %l1` ...; the last copy runs in the innermost
+    else); returns the copies (`[loop]` when there is nothing to choose). Results flow out of
+    the ifs."""
+    builder = MapBuilder()
+    lowers, uppers = (builder.exprs(b) for b in _extreme_results(loop, builder))
+    lower_choices = range(len(lowers)) if lower and len(lowers) > 1 else [None]
+    upper_choices = range(len(uppers)) if upper and len(uppers) > 1 else [None]
+    choices = list(product(lower_choices, upper_choices))
+    if len(choices) == 1:
+        return [loop]
+    versions: list[affine.ForOp] = []
+    for low, up in choices:
+        version = loop.clone()
+        set_bounds(
+            version,
+            lower=builder.build([lowers[low]]) if low is not None else None,
+            upper=builder.build([uppers[up]]) if up is not None else None,
+        )
+        versions.append(version)
+    tail: Operation = versions[-1]
+    for (low, up), version in reversed(list(zip(choices[:-1], versions[:-1], strict=True))):
+        conditions: list[AffineExpr] = []
+        if low is not None:
+            conditions += [lowers[low] - other for j, other in enumerate(lowers) if j != low]
+        if up is not None:
+            conditions += [other - uppers[up] for j, other in enumerate(uppers) if j != up]
+        condition = builder.build(conditions)
+        then_block = Block([version, affine.YieldOp.get(*version.results)])
+        else_block = Block([tail, affine.YieldOp.get(*tail.results)])
+        tail = new_if(Guard(condition.map, condition.operands), then_block, else_block)
+    block = loop.parent_block()
+    if block is None:
+        raise LoopoptError("cannot version a loop outside any block", op=loop)
+    block.insert_op_before(tail, loop)
+    for old, new in zip(loop.results, tail.results, strict=True):
+        old.replace_all_uses_with(new)
+    block.erase_op(loop)
+    return versions
+
+
+def peel_front(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> list[affine.ForOp]:
     """Split off the first `count` iterations (count >= 1) into a loop placed before `loop`;
-    returns it. With symbolic bounds the peeled loop ends at `min(ub, lb + count * step)`."""
+    returns it. With symbolic bounds the peeled loop ends at `min(ub, lb + count * step)`.
+
+    A max lower bound that no affine.max op can hold (it uses loop IVs) first versions the loop
+    (`version_bounds`); each version is peeled and the peeled loops are returned."""
     _check_count(loop, count, pass_name)
+    builder = MapBuilder()
+    lowers, _ = _extreme_results(loop, builder)
+    versions = version_bounds(loop, lower=_needs_version(lowers), upper=False)
+    return [_peel_front(version, count) for version in versions]
+
+
+def _peel_front(loop: affine.ForOp, count: int) -> affine.ForOp:
     step = step_of(loop)
     builder = MapBuilder()
     boundary = single_lower(loop, builder) + count * step
@@ -72,11 +138,23 @@ def peel_front(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> 
     return split_loop(loop, first_upper, second_lower, PEEL_SUFFIX, before=True)
 
 
-def peel_back(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> affine.ForOp:
+def peel_back(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> list[affine.ForOp]:
     """Split off the last `count` iterations (count >= 1) into a loop placed after `loop`;
     returns it. The boundary is `ub - count` for step 1, else
-    `lb + (ceildiv(ub - lb, step) - count) * step`."""
+    `lb + (ceildiv(ub - lb, step) - count) * step`.
+
+    A min upper bound (or, with a step, a max lower bound) that no affine.min/max op can hold
+    first versions the loop (`version_bounds`); each version is peeled."""
     _check_count(loop, count, pass_name)
+    builder = MapBuilder()
+    lowers, uppers = _extreme_results(loop, builder)
+    versions = version_bounds(
+        loop, lower=step_of(loop) != 1 and _needs_version(lowers), upper=_needs_version(uppers)
+    )
+    return [_peel_back(version, count) for version in versions]
+
+
+def _peel_back(loop: affine.ForOp, count: int) -> affine.ForOp:
     step = step_of(loop)
     builder = MapBuilder()
     uppers = builder.exprs(upper_bound(loop))
@@ -153,7 +231,11 @@ def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> aff
     """Split `tile` into its full tiles (the point loops lose their min) and the rest, a copy
     `<name>_peel` after it (returned). With constant bounds, no copy is made when every tile is
     full (the mins just go) and nothing changes when none is. Raises LoopoptError when
-    `point_loops(tile)` is empty."""
+    `point_loops(tile)` is empty.
+
+    Where the end of the full tiles (or, with a step, the tile loop's max lower bound) uses loop
+    IVs, no SSA value can hold it: the body of `tile` is versioned instead (`guard_full_tiles`)
+    and None is returned."""
     points = point_loops(tile)
     name = describe_loop(tile)
     if not points:
@@ -163,14 +245,21 @@ def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> aff
             op=tile,
         )
     end_bound = full_tile_end(tile, points)
+    step = step_of(tile)
     builder = MapBuilder()
-    lower = single_lower(tile, builder)
+    lowers, _ = _extreme_results(tile, builder)
+    if _needs_version(end_bound) or (step != 1 and _needs_version(lowers)):
+        guard_full_tiles(tile, points)
+        return None
     if len(end_bound.map.results) == 1:
         [end] = builder.exprs(end_bound)
     else:
         end = builder.value(materialize_min(end_bound, tile))
-    step = step_of(tile)
-    split_at = end if step == 1 else lower + (end - lower).ceil_div(step) * step
+    if step == 1:
+        split_at = end
+    else:
+        lower = single_lower(tile, builder)
+        split_at = lower + (end - lower).ceil_div(step) * step
     first_upper = builder.build([split_at])
     second_lower = builder.build([*builder.exprs(lower_bound(tile)), split_at], "max")
     split_value = _constant(first_upper)
@@ -180,6 +269,48 @@ def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> aff
         return None  # no full tile
     if split_value is None or tile_upper is None or split_value < tile_upper:
         partial = split_loop(tile, first_upper, second_lower, PEEL_SUFFIX)
+    _drop_mins(points)
+    return partial
+
+
+def guard_full_tiles(tile: affine.ForOp, points: list[PointLoop]) -> None:
+    """Version the body of `tile` on `iv_t + size <= other` for every other result of every
+    point loop: there the point loops lose their min; the else-region runs a copy of the
+    original body (the partial tiles).
+
+        affine.for %jt = max(0, %i - 2) to min(%i + 3, %m) step 4 {
+          affine.if (%jt + 4 <= %i + 3, %jt + 4 <= %m) { affine.for %j = %jt to %jt + 4 {...} }
+          else { affine.for %j = %jt to min(%jt + 4, %i + 3, %m) {...} }
+    """
+    builder = MapBuilder()
+    tile_iv = builder.value(tile.body.block.args[0])
+    conditions: list[AffineExpr] = []
+    for point in points:
+        exprs = builder.exprs(upper_bound(point.loop))
+        conditions += [e - tile_iv - point.size for i, e in enumerate(exprs) if i != point.full]
+    condition = builder.build(conditions)
+    block = tile.body.block
+    terminator = block.last_op
+    if not isinstance(terminator, affine.YieldOp):
+        raise LoopoptError("affine.for body does not end with affine.yield", op=tile)
+    ops = body_ops(tile)
+    yielded = list(terminator.operands)
+    mapper: dict[SSAValue, SSAValue] = {}
+    else_block = Block([op.clone(value_mapper=mapper) for op in ops])
+    else_block.add_op(affine.YieldOp.get(*(mapper.get(v, v) for v in yielded)))
+    then_block = Block()
+    for op in ops:
+        op.detach()
+        then_block.add_op(op)
+    then_block.add_op(affine.YieldOp.get(*yielded))
+    if_op = new_if(Guard(condition.map, condition.operands), then_block, else_block)
+    block.insert_op_before(if_op, terminator)
+    terminator.operands = if_op.results
+    _drop_mins(points)
+
+
+def _drop_mins(points: list[PointLoop]) -> None:
+    """Bound each point loop by its full-tile result `iv_t + size` alone."""
     for point in points:
         upper = upper_bound(point.loop)
         kept = AffineMap(
@@ -187,4 +318,3 @@ def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> aff
         )
         only_full = MapBuilder()
         set_bounds(point.loop, upper=only_full.build(only_full.exprs(Bound(kept, upper.operands))))
-    return partial

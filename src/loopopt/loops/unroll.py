@@ -36,6 +36,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, Affine
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
+from loopopt.loops.guard import Guard, guarded_copy, materializable
 from loopopt.loops.nest import (
     body_ops,
     constant_trip_count,
@@ -408,6 +409,40 @@ def split_off_remainder(loop: affine.ForOp, factor: int) -> affine.ForOp | None:
     return split_loop(loop, first_upper, second_lower, REMAINDER_SUFFIX)
 
 
+def copy_guards(loop: affine.ForOp, factor: int) -> list[Guard | None] | None:
+    """How unrolling `loop` by `factor` keeps the copies in bounds: None when the loop can be
+    split into a main loop and a remainder (one-result bounds, or a max/min of valid symbols,
+    which an affine.max/min op can hold); else the guard of each copy u = 1 .. factor-1,
+    `iv + u * step <= ub_k - 1` for each result ub_k of the upper bound (None: always runs).
+
+    A result a constant c above a one-result lower bound needs no guard when `factor` divides
+    its own trip count ceildiv(c, step): every group of `factor` iterations below it is full.
+    """
+    builder = MapBuilder()
+    lowers = builder.build(builder.exprs(lower_bound(loop)), "max")
+    uppers = builder.build(builder.exprs(upper_bound(loop)), "min")
+    if all(len(b.map.results) == 1 or materializable(b.operands) for b in (lowers, uppers)):
+        return None
+    step = step_of(loop)
+    iv = builder.value(loop.body.block.args[0])
+    lower_exprs = builder.exprs(lowers)
+    needed: list[AffineExpr] = []
+    for upper in builder.exprs(uppers):
+        if len(lower_exprs) == 1:
+            difference = _constant_difference(upper, lower_exprs[0], len(builder.values))
+            if difference is not None and -(-difference // step) % factor == 0:
+                continue
+        needed.append(upper)
+    guards: list[Guard | None] = []
+    for copy in range(1, factor):
+        if not needed:
+            guards.append(None)
+            continue
+        bound = builder.build([upper - iv - (copy * step + 1) for upper in needed])
+        guards.append(Guard(bound.map, bound.operands))
+    return guards
+
+
 def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> affine.ForOp | None:
     """Unroll `loop` by `factor` (>= 1); returns the remainder loop if one was made.
 
@@ -423,7 +458,8 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
         unroll_full(loop, pass_name)
         return None
     step = step_of(loop)
-    remainder = split_off_remainder(loop, factor)
+    guards = copy_guards(loop, factor)
+    remainder = split_off_remainder(loop, factor) if guards is None else None
     set_bounds(loop, step=factor * step)
     block = loop.body.block
     iv, *iter_args = block.args
@@ -440,8 +476,12 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
         applies.append(apply)
         mapper: dict[SSAValue, SSAValue] = {iv: apply.result}
         mapper.update(zip(iter_args, current, strict=True))
-        for op in body:
-            block.insert_op_before(op.clone(value_mapper=mapper), terminator)
+        guard = guards[copy - 1] if guards is not None else None
+        if guard is not None:
+            block.insert_op_before(guarded_copy(body, mapper, guard, yielded, current), terminator)
+        else:
+            for op in body:
+                block.insert_op_before(op.clone(value_mapper=mapper), terminator)
         current = [mapper.get(v, v) for v in yielded]
     terminator.operands = current
     for apply in applies:

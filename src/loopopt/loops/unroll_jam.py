@@ -19,14 +19,17 @@ Mechanics only: the caller proves legality (analysis.legality.require_unroll_jam
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from xdsl.dialects import affine
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
+from loopopt.loops.guard import Guard, guarded_copy
 from loopopt.loops.nest import body_ops, describe_loop, step_of
 from loopopt.loops.unroll import (
+    copy_guards,
     defined_inside,
     fold_apply,
     lower_bound,
@@ -38,6 +41,14 @@ from loopopt.loops.unroll import (
 )
 
 Mapper = dict[SSAValue, SSAValue]
+
+
+class Copy(NamedTuple):
+    """One unrolled copy: the values it sees instead of the originals (IV: `iv + u * step`), and
+    the condition it runs under when the loop's bounds need guards (None: always)."""
+
+    mapper: Mapper
+    guard: Guard | None
 
 
 def jammed_loops(loop: affine.ForOp) -> list[affine.ForOp]:
@@ -104,7 +115,8 @@ def unroll_jam(
     if factor == 1:
         return None
     step = step_of(loop)
-    remainder = split_off_remainder(loop, factor)
+    guards = copy_guards(loop, factor)
+    remainder = split_off_remainder(loop, factor) if guards is None else None
     set_bounds(loop, step=factor * step)
     block = loop.body.block
     ops = body_ops(loop)
@@ -112,49 +124,90 @@ def unroll_jam(
     if first is None:
         return remainder
     applies = [offset_apply(block.args[0], copy * step, first) for copy in range(1, factor)]
-    mappers: list[Mapper] = [{block.args[0]: apply.result} for apply in applies]
-    _jam_ops(ops, mappers)
+    copies = [
+        Copy({block.args[0]: apply.result}, guards[index] if guards is not None else None)
+        for index, apply in enumerate(applies)
+    ]
+    _jam_ops(ops, copies)
     for apply in applies:
         fold_apply(apply)
     return remainder
 
 
-def _jam_ops(ops: Sequence[Operation], mappers: list[Mapper]) -> None:
-    """Replicate each run of non-loop ops once per mapper (after the run); jam each loop."""
+def _jam_ops(ops: Sequence[Operation], copies: list[Copy]) -> None:
+    """Replicate each run of non-loop ops once per copy (after the run); jam each loop."""
     run: list[Operation] = []
     for op in ops:
         if isinstance(op, affine.ForOp):
-            _replicate(run, mappers)
+            _replicate(run, copies)
             run = []
-            _jam_loop(op, mappers)
+            _jam_loop(op, copies)
         else:
             run.append(op)
-    _replicate(run, mappers)
+    _replicate(run, copies)
 
 
-def _replicate(run: list[Operation], mappers: list[Mapper]) -> None:
+def _inside(op: Operation | None, run: set[int]) -> bool:
+    while op is not None:
+        if id(op) in run:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _escaping(run: list[Operation]) -> list[SSAValue]:
+    """The results of `run`'s ops used after the run (by later ops or the terminator)."""
+    ids = {id(op) for op in run}
+    return [
+        result
+        for op in run
+        for result in op.results
+        if any(not _inside(use.operation, ids) for use in result.uses)
+    ]
+
+
+def _fallback(value: SSAValue, block: Block, mapper: Mapper) -> SSAValue:
+    """What a guarded-off copy of `value` is: the copy's incoming iter_arg where `value` is
+    yielded to the enclosing loop, else the first copy's `value` (never stored: every use of a
+    copy's values is guarded by the same condition)."""
+    terminator = block.last_op
+    if isinstance(terminator, affine.YieldOp):
+        for index, yielded in enumerate(terminator.operands):
+            if yielded is value:
+                return mapper.get(block.args[1 + index], value)
+    return value
+
+
+def _replicate(run: list[Operation], copies: list[Copy]) -> None:
     if not run:
         return
     last = run[-1]
     block = last.parent_block()
     if block is None:
         return
-    for mapper in mappers:
+    escaping = _escaping(run) if any(copy.guard is not None for copy in copies) else []
+    for mapper, guard in copies:
+        if guard is not None:
+            fallback = [_fallback(value, block, mapper) for value in escaping]
+            if_op = guarded_copy(run, mapper, guard, escaping, fallback)
+            block.insert_op_after(if_op, last)
+            last = if_op
+            continue
         for op in run:
             copy = op.clone(value_mapper=mapper)
             block.insert_op_after(copy, last)
             last = copy
 
 
-def _jam_loop(inner: affine.ForOp, mappers: list[Mapper]) -> None:
+def _jam_loop(inner: affine.ForOp, copies: list[Copy]) -> None:
     count = len(inner.inits)
     if count:
-        inner = _widen_iter_args(inner, mappers)
+        inner = _widen_iter_args(inner, [copy.mapper for copy in copies])
     terminator = inner.body.block.last_op
     yielded = list(terminator.operands) if isinstance(terminator, affine.YieldOp) else []
-    _jam_ops(body_ops(inner), mappers)
+    _jam_ops(body_ops(inner), copies)
     if count and terminator is not None:
-        terminator.operands = yielded + [m.get(v, v) for m in mappers for v in yielded]
+        terminator.operands = yielded + [c.mapper.get(v, v) for c in copies for v in yielded]
 
 
 def _widen_iter_args(inner: affine.ForOp, mappers: list[Mapper]) -> affine.ForOp:

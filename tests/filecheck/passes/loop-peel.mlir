@@ -4,10 +4,11 @@
 // RUN: loopopt-opt %s --split-input-file --verify-diagnostics -p 'loop-peel{loop=i count=20}'
 
 // count=N > 0 peels the first N iterations into `<name>_peel` before the loop, count=-N the last
-// N after it; the loop keeps its name. Peeling the end of a loop bounded by a min starts the
-// peeled part at an affine.min (min(ub...) - N), computed outside the loops it does not use. full-tiles splits each tile loop into full tiles (point
-// loops without min) and the partial tile `<name>_peel`. A count of at least a constant trip
-// count is refused.
+// N after it; the loop keeps its name. Peeling the end of a loop bounded by a min of loop IVs
+// (a point loop: min(i_t + 4, 10)) first versions it on which result is the min: an affine.if
+// holds one copy per result, each peeled (an affine.min of IVs is no valid dim for upstream
+// MLIR). full-tiles splits each tile loop into full tiles (point loops without min) and the
+// partial tile `<name>_peel`. A count of at least a constant trip count is refused.
 
 // CHECK-LABEL: func.func @constant
 // CHECK:       affine.for %[[P:.*]] = 0 to 2 {
@@ -93,12 +94,17 @@ func.func @symbolic_sum(%A: memref<?xf32>, %out: memref<1xf32>, %n: index) {
 // CHECK:           } {loopopt.name = "i"}
 // BACK-LABEL:  func.func @tiled
 // BACK:          affine.for %[[IT:.*]] = 0 to 10 step 4 {
-// BACK-NEXT:       %[[B:.*]] = affine.min affine_map<(d0) -> ((d0 + 2), 8)> (%[[IT]])
 // BACK-NEXT:       affine.for %{{.*}} = 0 to 12 step 4 {
-// BACK-NEXT:         affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[IT]]) to min affine_map<(d0) -> ((d0 + 2), 8)>(%[[IT]]) {
-// BACK:            } {loopopt.name = "i"}
-// BACK-NEXT:       affine.for %{{.*}} = max affine_map<(d0, d1) -> (d0, d1)>(%[[IT]], %[[B]]) to min affine_map<(d0) -> ((d0 + 4), 10)>(%[[IT]]) {
-// BACK:            } {loopopt.name = "i_peel"}
+// BACK-NEXT:         affine.if affine_set<(d0) : (((d0 * -1) + 6) >= 0)>(%[[IT]]) {
+// BACK-NEXT:           affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[IT]]) to affine_map<(d0) -> ((d0 + 2))>(%[[IT]]) {
+// BACK:                } {loopopt.name = "i"}
+// BACK-NEXT:           affine.for %{{.*}} = affine_map<(d0) -> ((d0 + 2))>(%[[IT]]) to affine_map<(d0) -> ((d0 + 4))>(%[[IT]]) {
+// BACK:                } {loopopt.name = "i_peel"}
+// BACK:              } else {
+// BACK-NEXT:           affine.for %{{.*}} = affine_map<(d0) -> (d0)>(%[[IT]]) to 8 {
+// BACK:                } {loopopt.name = "i"}
+// BACK-NEXT:           affine.for %{{.*}} = max affine_map<(d0) -> (d0, 8)>(%[[IT]]) to 10 {
+// BACK:                } {loopopt.name = "i_peel"}
 func.func @tiled(%A: memref<10x12xf32>) {
   affine.for %i_t = 0 to 10 step 4 {
     affine.for %j_t = 0 to 12 step 4 {
