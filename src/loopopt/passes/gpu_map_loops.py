@@ -139,7 +139,10 @@ class _Host:
             f"it carries {dep.describe()}" if dep is not None else "it has iter_args (a reduction)"
         )
         loop.attributes[MAPPING] = StringAttr("host")
-        launched = self.block(loop.body.block, f"loop '{describe_loop(loop)}': {why}")
+        inner = [op for op in loop.walk() if op is not loop and isinstance(op, affine.ForOp)]
+        launched = (
+            self.block(loop.body.block, f"loop '{describe_loop(loop)}': {why}") if inner else 0
+        )
         if not launched:
             raise LoopoptError(
                 f"{self.options.name}: no parallel loop to map onto the GPU in the nest of "

@@ -1,0 +1,581 @@
+"""gpu-map-loops: which loops map where, guards, outlining, copies, barriers, refusals, and
+execution of the mapped kernels on the CPU (gpu_emulator) against the original nests."""
+
+from __future__ import annotations
+
+import kernels
+import numpy as np
+import pytest
+from equivalence import run
+from gpu_emulator import emulate
+from xdsl.dialects import affine, arith, func, gpu, memref, scf
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.passes import PassPipeline
+
+from loopopt.analysis.divergence import Divergence, check_barriers, misplaced_barriers
+from loopopt.context import make_context, parse_module, verify_ir
+from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import affine_ext
+from loopopt.loops.gpu_map import MAPPING
+from loopopt.loops.gpu_plan import (
+    extent_bound,
+    plan_kernel,
+    point_loop_of,
+    upper_always_holds,
+)
+from loopopt.loops.nest import find_loop, loop_name, outermost_loops
+from loopopt.loops.outline import captured_values
+from loopopt.loops.promote import COPY
+from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
+from loopopt.runtime.cpu import run_function
+from loopopt.universe import all_passes
+
+VADD = """
+func.func @vadd(%A: memref<1000xf32>, %B: memref<1000xf32>, %C: memref<1000xf32>) {
+  affine.for %i = 0 to 1000 {
+    %a = affine.load %A[%i] : memref<1000xf32>
+    %b = affine.load %B[%i] : memref<1000xf32>
+    %s = arith.addf %a, %b : f32
+    affine.store %s, %C[%i] : memref<1000xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+TRANSPOSE = """
+func.func @transpose(%A: memref<40x30xf32>, %B: memref<30x40xf32>) {
+  affine.for %i = 0 to 40 {
+    affine.for %j = 0 to 30 {
+      %a = affine.load %A[%i, %j] : memref<40x30xf32>
+      affine.store %a, %B[%j, %i] : memref<30x40xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+COLUMNS = """
+func.func @columns(%A: memref<30x40xf32>, %B: memref<30x40xf32>) {
+  affine.for %i = 0 to 40 {
+    affine.for %j = 0 to 30 {
+      %a = affine.load %A[%j, %i] : memref<30x40xf32>
+      affine.store %a, %B[%j, %i] : memref<30x40xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+CUBE = """
+func.func @cube(%A: memref<9x10x33xf32>) {
+  %two = arith.constant 2.0 : f32
+  affine.for %a = 0 to 9 {
+    affine.for %b = 0 to 10 {
+      affine.for %c = 0 to 33 {
+        %v = affine.load %A[%a, %b, %c] : memref<9x10x33xf32>
+        %w = arith.mulf %v, %two : f32
+        affine.store %w, %A[%a, %b, %c] : memref<9x10x33xf32>
+      } {loopopt.name = "c"}
+    } {loopopt.name = "b"}
+  } {loopopt.name = "a"}
+  return
+}
+"""
+
+DYNAMIC = """
+func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
+  %two = arith.constant 2.0 : f32
+  affine.for %i = 0 to %n {
+    affine.for %j = 0 to %m {
+      %a = affine.load %A[%i, %j] : memref<?x?xf32>
+      %b = arith.mulf %a, %two : f32
+      affine.store %b, %A[%i, %j] : memref<?x?xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+PREFIX_SUM = """
+func.func @prefix(%A: memref<64xf32>) {
+  affine.for %i = 1 to 64 {
+    %p = affine.load %A[%i - 1] : memref<64xf32>
+    %c = affine.load %A[%i] : memref<64xf32>
+    %s = arith.addf %p, %c : f32
+    affine.store %s, %A[%i] : memref<64xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+BLOCK_STORE = """
+func.func @rows(%A: memref<40x16xf32>, %S: memref<40xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %it = 0 to 40 step 8 {
+    affine.store %zero, %S[%it] : memref<40xf32>
+    affine.for %i = affine_map<(d0) -> (d0)>(%it) to affine_map<(d0) -> (d0 + 8)>(%it) {
+      %s = affine.load %S[%it] : memref<40xf32>
+      %a = affine.load %A[%i, 0] : memref<40x16xf32>
+      %b = arith.addf %a, %s : f32
+      affine.store %b, %A[%i, 1] : memref<40x16xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "i_t"}
+  return
+}
+"""
+
+
+def mapped(text: str, pre: str = "", **options: object) -> ModuleOp:
+    """The module after `pre` (a pipeline) and gpu-map-loops with `options`, verified."""
+    ctx = make_context()
+    module = parse_module(text, "test.mlir", ctx)
+    if pre:
+        PassPipeline.parse_spec(all_passes(), pre).apply(ctx, module)
+    GpuMapLoopsPass(**options).apply(ctx, module)  # type: ignore[arg-type]
+    verify_ir(module, "after gpu-map-loops")
+    return module
+
+
+def kernels_of(module: ModuleOp) -> list[gpu.FuncOp]:
+    return [op for op in module.walk() if isinstance(op, gpu.FuncOp)]
+
+
+def mapping(kernel: gpu.FuncOp) -> dict[str, str]:
+    attr = kernel.attributes[MAPPING]
+    return {k: v.data for k, v in attr.data.items()}  # type: ignore[attr-defined]
+
+
+def launches(module: ModuleOp) -> list[gpu.LaunchFuncOp]:
+    return [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]
+
+
+def constant(value: object) -> int:
+    owner = value.owner  # type: ignore[attr-defined]
+    assert isinstance(owner, arith.ConstantOp)
+    return owner.value.value.data  # type: ignore[attr-defined]
+
+
+def grid_and_block(launch: gpu.LaunchFuncOp) -> tuple[list[int], list[int]]:
+    grid = [launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ]
+    block = [launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ]
+    return [constant(v) for v in grid], [constant(v) for v in block]
+
+
+def marked(kernel: Operation, what: str) -> list[Operation]:
+    attr = StringAttr(what)
+    return [op for op in kernel.walk() if op.attributes.get(MAPPING) == attr]
+
+
+# Which loops map where.
+
+
+def plan_of(text: str, pre: str = "", block: tuple[int, ...] = ()) -> list[tuple[str, str]]:
+    ctx = make_context()
+    module = parse_module(text, "test.mlir", ctx)
+    if pre:
+        PassPipeline.parse_spec(all_passes(), pre).apply(ctx, module)
+    root = outermost_loops(module)[0]
+    plan = plan_kernel(root, block, (), "gpu-map-loops")
+    assert plan is not None
+    return [(c.tile and loop_name(c.tile) or "-", loop_name(c.point) or "?") for c in plan.chosen]
+
+
+def test_vector_add_is_one_dimensional_with_256_threads() -> None:
+    module = mapped(VADD)
+    (kernel,) = kernels_of(module)
+    assert mapping(kernel) == {"block_x": "i_t", "thread_x": "i"}
+    assert grid_and_block(launches(module)[0]) == ([4, 1, 1], [256, 1, 1])
+
+
+def test_matmul_maps_j_to_x_and_keeps_k_sequential(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.matmul(40, 48, 20, rng)
+    assert plan_of(text) == [("-", "j"), ("-", "i")]
+    module = mapped(text)
+    (kernel,) = kernels_of(module)
+    assert mapping(kernel)["thread_x"] == "j" and mapping(kernel)["thread_y"] == "i"
+    assert [loop_name(op) for op in marked(kernel, "sequential")] == ["k"]
+    assert grid_and_block(launches(module)[0]) == ([3, 3, 1], [16, 16, 1])
+
+
+def test_coalescing_prefers_the_loop_the_stores_are_contiguous_in() -> None:
+    assert plan_of(TRANSPOSE)[0][1] == "i"  # B[j, i]: one load, one store: the store wins
+    assert plan_of(COLUMNS)[0][1] == "i"  # both accesses contiguous in the outer loop
+
+
+def test_three_parallel_loops_use_x_y_z() -> None:
+    assert plan_of(CUBE) == [("-", "c"), ("-", "b"), ("-", "a")]
+    module = mapped(CUBE)
+    assert grid_and_block(launches(module)[0]) == ([3, 3, 3], [16, 4, 4])
+
+
+def test_tiled_band_maps_tile_loops_to_blocks_and_point_loops_to_threads(
+    rng: np.random.Generator,
+) -> None:
+    text, _, _ = kernels.matmul(40, 48, 20, rng)
+    assert plan_of(text, "loop-tile{tile-sizes=16,8}") == [("j_t", "j"), ("i_t", "i")]
+    module = mapped(text, "loop-tile{tile-sizes=16,8,4}")
+    (kernel,) = kernels_of(module)
+    assert mapping(kernel) == {
+        "block_x": "j_t",
+        "thread_x": "j",
+        "block_y": "i_t",
+        "thread_y": "i",
+    }
+    assert grid_and_block(launches(module)[0]) == ([6, 3, 1], [8, 16, 1])
+    assert {loop_name(op) for op in marked(kernel, "sequential")} == {"k_t", "k"}
+
+
+def test_triangular_loops_map_the_rectangular_one(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.syrk(19, 7, rng)
+    assert plan_of(text) == [("-", "i")]  # j's bounds depend on i: not on the host
+
+
+def test_point_loop_and_extents_of_a_tiled_loop(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.matmul(40, 48, 20, rng)
+    ctx = make_context()
+    module = parse_module(text, "t.mlir", ctx)
+    PassPipeline.parse_spec(all_passes(), "loop-tile{tile-sizes=16,8}").apply(ctx, module)
+    i_t, i = find_loop(module, "i_t", "t"), find_loop(module, "i", "t")
+    j = find_loop(module, "j", "t")
+    assert point_loop_of(i_t) is i and point_loop_of(i) is None
+    assert extent_bound(i) == 16 and extent_bound(j) == 8  # min(t + 16, 40) - t <= 16
+    assert not upper_always_holds(i, 1, 16)  # 40 may cut the last tile
+    assert upper_always_holds(j, 0, 8) and not upper_always_holds(j, 0, 9)
+
+
+# Guards and grids.
+
+
+def test_guards_only_where_the_block_does_not_divide(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.matmul(64, 48, 20, rng)
+    (kernel,) = kernels_of(mapped(text))
+    assert not [op for op in kernel.walk() if isinstance(op, affine_ext.IfOp)]
+    text, _, _ = kernels.matmul(60, 48, 20, rng)
+    (kernel,) = kernels_of(mapped(text))
+    guards = [op for op in kernel.walk() if isinstance(op, affine_ext.IfOp)]
+    assert [op.attributes[MAPPING] for op in guards] == [StringAttr("thread y")]
+    assert str(guards[0].condition.data) == "(d0) : (((d0 * -1) + 59) >= 0)"
+
+
+def test_grid_cap_makes_blocks_loop_over_tiles() -> None:
+    module = mapped(VADD, grid=(3,))
+    (kernel,) = kernels_of(module)
+    (loop,) = marked(kernel, "block x")
+    assert isinstance(loop, affine.ForOp) and loop.step.value.data == 768
+    assert grid_and_block(launches(module)[0]) == ([3, 1, 1], [256, 1, 1])
+
+
+def test_dynamic_sizes_compute_the_grid_on_the_host_and_skip_empty_grids() -> None:
+    module = mapped(DYNAMIC)
+    (launch,) = launches(module)
+    guard = launch.parent_op()
+    assert isinstance(guard, scf.IfOp)
+    for size in (launch.gridSizeX, launch.gridSizeY):
+        assert isinstance(size.owner, affine_ext.MaxOp)
+    (kernel,) = kernels_of(module)
+    assert {
+        op.attributes[MAPPING].data for op in kernel.walk() if isinstance(op, affine.ForOp)
+    } == {  # type: ignore[attr-defined]
+        "block x",
+        "block y",
+    }
+
+
+# Outlining.
+
+
+def test_captured_values_become_arguments_and_constants_are_cloned() -> None:
+    module = mapped(kernels.jacobi_1d(3, 20, np.random.default_rng(0))[0])
+    host = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    t = find_loop(host, "t", "test")
+    assert t.attributes[MAPPING] == StringAttr("host")
+    names = [k.sym_name.data for k in kernels_of(module)]
+    assert names == ["jacobi_k0", "jacobi_k1"]
+    for launch in launches(module):
+        assert launch.parent_op() is t
+        assert [v.name_hint for v in launch.kernelOperands] == ["A", "B"]
+    k0 = kernels_of(module)[0]
+    assert [a.name_hint for a in k0.body.block.args] == ["A", "B"]
+    assert any(
+        isinstance(op, arith.ConstantOp) and op.result.name_hint == "third" for op in k0.walk()
+    )
+    assert "gpu.container_module" in module.attributes
+
+
+def test_host_loop_iv_is_a_kernel_argument() -> None:
+    text = """
+func.func @steps(%A: memref<8x32xf32>) {
+  affine.for %t = 1 to 8 {
+    affine.for %i = 0 to 32 {
+      %u = affine.apply affine_map<(d0) -> (d0 - 1)>(%t)
+      %p = affine.load %A[%u, %i] : memref<8x32xf32>
+      affine.store %p, %A[%t, %i] : memref<8x32xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
+"""
+    inner = find_loop(parse_module(text), "i", "test")
+    assert [v.name_hint for v in captured_values(inner)] == ["t", "A"]  # in order of first use
+    module = mapped(text)
+    (launch,) = launches(module)
+    assert [v.name_hint for v in launch.kernelOperands] == ["A", "t"]  # function arguments first
+    (kernel,) = kernels_of(module)
+    assert [a.name_hint for a in kernel.body.block.args] == ["A", "t"]
+
+
+# Copies spread over threads, barriers.
+
+
+TILED_SHARED = "loop-tile{tile-sizes=8,16,4},promote{loop=k_t arrays=A,B memory-space=shared}"
+
+
+def test_copies_are_spread_and_barriers_separate_them(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.matmul(37, 29, 23, rng)
+    (kernel,) = kernels_of(mapped(text, TILED_SHARED))
+    allocas = [op for op in kernel.body.block.ops if isinstance(op, memref.AllocaOp)]
+    assert [a.memref.name_hint for a in allocas] == ["A_shared", "B_shared"]
+    copies = marked(kernel, "threads")
+    assert [loop_name(op) for op in copies] == ["A_copy_in", "B_copy_in"]
+    assert not [op for op in kernel.walk() if COPY in op.attributes]
+    k_t = find_loop(kernel, "k_t", "test")
+    body = list(k_t.body.block.ops)
+    barriers = [i for i, op in enumerate(body) if isinstance(op, gpu.BarrierOp)]
+    compute = next(
+        i for i, op in enumerate(body) if op.attributes.get(MAPPING) == StringAttr("thread y")
+    )
+    last_copy = max(body.index(op) for op in copies)
+    assert len(barriers) == 2
+    assert last_copy < barriers[0] < compute < barriers[1] == len(body) - 2
+    assert misplaced_barriers(kernel) == []
+
+
+def test_linear_thread_index_is_coalesced(rng: np.random.Generator) -> None:
+    """B's tile is 4x16 (innermost 16 contiguous): element l = tx + 16 * ty."""
+    text, _, _ = kernels.matmul(37, 29, 23, rng)
+    (kernel,) = kernels_of(mapped(text, TILED_SHARED))
+    start = next(
+        op
+        for op in kernel.walk()
+        if isinstance(op, affine.ApplyOp) and op.result.name_hint == "B_copy_in_l"
+    )
+    assert str(start.map.data) == "(d0, d1) -> ((d0 + (d1 * 16)))"
+    assert [v.name_hint for v in start.mapOperands] == ["tx", "ty"]
+
+
+def test_block_level_store_runs_on_one_thread_then_a_barrier() -> None:
+    (kernel,) = kernels_of(mapped(BLOCK_STORE))
+    (guard,) = marked(kernel, "one thread")
+    assert isinstance(guard, affine_ext.IfOp)
+    assert str(guard.condition.data) == "(d0) : (d0 == 0)"
+    ops = list(kernel.body.block.ops)
+    (barrier,) = [i for i, op in enumerate(ops) if isinstance(op, gpu.BarrierOp)]
+    (read,) = [
+        i
+        for i, op in enumerate(ops)
+        if isinstance(op, affine.LoadOp) and op.memref.name_hint == "S"
+    ]
+    assert ops.index(guard) < barrier < read  # the point loop needs no guard: 40 = 5 * 8
+
+
+# The barrier checker.
+
+
+def _kernel(body: str) -> gpu.FuncOp:
+    text = f"""
+"gpu.module"() <{{sym_name = "kernels"}}> ({{
+  "gpu.func"() <{{function_type = (memref<64xf32>) -> (), kernel}}> ({{
+  ^bb0(%A: memref<64xf32>):
+    %tx = "gpu.thread_id"() <{{dimension = #gpu<dim x>}}> : () -> index
+    %bx = "gpu.block_id"() <{{dimension = #gpu<dim x>}}> : () -> index
+    {body}
+    "gpu.return"() : () -> ()
+  }}) {{sym_name = "k"}} : () -> ()
+}}) : () -> ()
+"""
+    return kernels_of(parse_module(text))[0]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '"gpu.barrier"() : () -> ()',
+        'affine.for %k = 0 to 8 { "gpu.barrier"() : () -> () }',
+        'affine.for %k = 0 to %bx { "gpu.barrier"() : () -> () }',
+        'affine.if affine_set<(d0) : (d0 - 2 >= 0)>(%bx) { "gpu.barrier"() : () -> () }',
+    ],
+)
+def test_checker_accepts_barriers_every_thread_reaches(body: str) -> None:
+    kernel = _kernel(body)
+    assert misplaced_barriers(kernel) == []
+    check_barriers(kernel, "test")
+
+
+@pytest.mark.parametrize(
+    ("body", "culprit"),
+    [
+        (
+            'affine.if affine_set<(d0) : (d0 - 2 >= 0)>(%tx) { "gpu.barrier"() : () -> () }',
+            "affine.if",
+        ),
+        ('affine.for %k = 0 to %tx { "gpu.barrier"() : () -> () }', "affine.for"),
+        (
+            "%i = affine.apply affine_map<(d0, d1) -> (d0 * 16 + d1)>(%bx, %tx)\n"
+            "affine.for %k = 0 to 4 { affine.if affine_set<(d0) : (63 - d0 >= 0)>(%i) "
+            '{ "gpu.barrier"() : () -> () } }',
+            "affine.if",
+        ),
+        (
+            "%c0 = arith.constant 0 : index\n"
+            "%v = memref.load %A[%c0] : memref<64xf32>\n"
+            "%z = arith.constant 0.0 : f32\n"
+            "%p = arith.cmpf ogt, %v, %z : f32\n"
+            'scf.if %p { "gpu.barrier"() : () -> () }',
+            "scf.if",
+        ),
+    ],
+)
+def test_checker_refuses_barriers_under_thread_dependent_control(body: str, culprit: str) -> None:
+    kernel = _kernel(body)
+    ((barrier, parent),) = misplaced_barriers(kernel)
+    assert isinstance(barrier, gpu.BarrierOp) and parent.name == culprit
+    with pytest.raises(LoopoptError, match=f"gpu.barrier under a thread-dependent {culprit}"):
+        check_barriers(kernel, "test")
+
+
+def test_divergence_of_values() -> None:
+    kernel = _kernel(
+        "%i = affine.apply affine_map<(d0, d1) -> (d0 * 16 + d1)>(%bx, %tx)\n"
+        "%j = affine.apply affine_map<(d0) -> (d0 * 16)>(%bx)"
+    )
+    div = Divergence(kernel)
+    values = {op.results[0].name_hint: op.results[0] for op in kernel.walk() if op.results}
+    assert div.is_divergent(values["tx"]) and div.is_divergent(values["i"])
+    assert not div.is_divergent(values["bx"]) and not div.is_divergent(values["j"])
+
+
+# Refusals.
+
+
+def test_block_of_more_than_1024_threads_is_refused(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.matmul(40, 48, 20, rng)
+    with pytest.raises(LoopoptError, match="2048 threads, more than 1024; pass block="):
+        mapped(text, "loop-tile{tile-sizes=32,64}")
+    with pytest.raises(LoopoptError, match="block size 65 along z"):
+        mapped(CUBE, block=(1, 1, 65))
+    with pytest.raises(LoopoptError, match="3 sizes but 2 loop"):
+        mapped(text, block=(8, 8, 8))
+    with pytest.raises(LoopoptError, match="grid size 70000 along y"):
+        mapped(text, grid=(4, 70000))
+
+
+def test_nest_without_parallel_loop_is_refused_with_the_dependence() -> None:
+    with pytest.raises(
+        LoopoptError, match=r"no parallel loop .* 'i': it carries A\[i\] → A\[i - 1\]"
+    ):
+        mapped(PREFIX_SUM)
+
+
+def test_host_memory_access_around_launches_is_refused() -> None:
+    text = """
+func.func @f(%A: memref<8x32xf32>) {
+  %z = arith.constant 0.0 : f32
+  affine.for %t = 1 to 8 {
+    affine.store %z, %A[%t, 0] : memref<8x32xf32>
+    affine.for %i = 1 to 32 {
+      %p = affine.load %A[%t - 1, %i] : memref<8x32xf32>
+      affine.store %p, %A[%t, %i] : memref<8x32xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
+"""
+    with pytest.raises(
+        LoopoptError, match="affine.store outside every parallel loop would run on the host"
+    ):
+        mapped(text)
+
+
+def test_thread_shared_buffer_must_be_in_workgroup_memory(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.matmul(37, 29, 23, rng)
+    with pytest.raises(LoopoptError, match="A_local is allocated outside the thread-mapped"):
+        mapped(text, "loop-tile{tile-sizes=8,8,4},promote{loop=k_t arrays=A}")
+
+
+# Execution on the CPU: the emulated kernels compute what the nests did.
+
+
+def _check(text: str, fn: str, arrays: list[np.ndarray], pre: str = "", **options: object) -> None:
+    expected = run(text, fn, arrays)
+    after = str(mapped(text, pre, **options))
+    for reverse in (False, True):
+        module = parse_module(after)
+        emulate(module, reverse=reverse)
+        got = [a.copy() for a in arrays]
+        run_function(module, fn, got)
+        for e, g in zip(expected, got, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("pre", "options"),
+    [
+        ("", {}),
+        ("", {"block": (8, 4)}),
+        (TILED_SHARED, {}),
+        (TILED_SHARED, {"block": (4, 2), "grid": (2, 3)}),
+        ("loop-tile{tile-sizes=8,8,4},promote{loop=k_t memory-space=shared}", {}),
+    ],
+)
+def test_matmul_runs(pre: str, options: dict[str, object], rng: np.random.Generator) -> None:
+    _check(*kernels.matmul(37, 29, 23, rng), pre, **options)
+
+
+def test_stencils_and_triangles_run(rng: np.random.Generator) -> None:
+    _check(*kernels.jacobi_1d(4, 40, rng), block=(7,))
+    _check(*kernels.wavefront(9, 11, rng), block=(4,))
+    _check(*kernels.syrk(19, 7, rng), block=(4,))
+    conv = "loop-tile{tile-sizes=4,4},promote{loop=j_t arrays=I memory-space=shared}"
+    _check(*kernels.conv2d(13, 11, 3, 3, rng), conv)
+
+
+def test_transpose_cube_and_block_store_run(rng: np.random.Generator) -> None:
+    _check(
+        TRANSPOSE,
+        "transpose",
+        [rng.standard_normal((40, 30)).astype(np.float32), np.zeros((30, 40), np.float32)],
+    )
+    _check(CUBE, "cube", [rng.standard_normal((9, 10, 33)).astype(np.float32)])
+    _check(
+        BLOCK_STORE,
+        "rows",
+        [
+            rng.standard_normal((40, 16)).astype(np.float32),
+            rng.standard_normal(40).astype(np.float32),
+        ],
+    )
+
+
+def test_dynamic_sizes_run(rng: np.random.Generator) -> None:
+    arrays = [rng.standard_normal((37, 21)).astype(np.float32), 37, 21]
+    expected = [arrays[0] * 2]
+    for options in ({}, {"grid": (2, 2)}):
+        module = mapped(DYNAMIC, **options)
+        emulate(module)
+        got = arrays[0].copy()
+        run_function(module, "scale", [got, 37, 21])
+        np.testing.assert_allclose(got, expected[0])
+
+
+def test_emulation_catches_a_missing_barrier(rng: np.random.Generator) -> None:
+    """Without the barrier between the copies and the compute, threads read stale tiles."""
+    text, fn, arrays = kernels.matmul(37, 29, 23, rng)
+    module = mapped(text, TILED_SHARED)
+    first = next(op for op in module.walk() if isinstance(op, gpu.BarrierOp))
+    first.detach()
+    first.erase()
+    emulate(module)
+    got = [a.copy() for a in arrays]
+    run_function(module, fn, got)
+    assert not np.allclose(got[2], run(text, fn, arrays)[2], atol=1e-3)
