@@ -284,6 +284,44 @@ WARP_SUM = (
     + "    return\n  }\n}\n"
 )
 
+# Math from libdevice: out = exp(a) + tanh(a) * sin(a) + pow(|a|, 1.5).
+MATH = (
+    _HEADER
+    + f'    "gpu.func"() <{{function_type = ({VEC}, {VEC}, index) -> (), kernel}}> ({{\n'
+    + f"    ^bb0(%A: {VEC}, %out: {VEC}, %n: index):\n"
+    + _id("block_id", "x", "bx")
+    + _id("thread_id", "x", "tx")
+    + f"""      %i = affine.apply affine_map<(d0, d1) -> (d0 * 128 + d1)>(%bx, %tx)
+      affine.if affine_set<(d0)[s0] : (s0 - d0 - 1 >= 0)>(%i)[%n] {{
+        %a = affine.load %A[%i] : {VEC}
+        %e = math.exp %a : f32
+        %t = math.tanh %a : f32
+        %s = math.sin %a : f32
+        %abs = math.absf %a : f32
+        %p15 = arith.constant 1.5 : f32
+        %p = math.powf %abs, %p15 : f32
+        %ts = arith.mulf %t, %s : f32
+        %r0 = arith.addf %e, %ts : f32
+        %r = arith.addf %r0, %p : f32
+        affine.store %r, %out[%i] : {VEC}
+      }}
+      "gpu.return"() : () -> ()
+    }}) {{sym_name = "math_k0"}} : () -> ()
+"""
+    + _KERNELS_END
+    + f"""  func.func @math(%A: {VEC}, %out: {VEC}) {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    %n = memref.dim %A, %c0 : {VEC}
+    %g = affine.apply affine_map<()[s0] -> ((s0 + 127) floordiv 128)>()[%n]
+"""
+    + _launch(
+        "math_k0", "%g, %c1, %c1", "%c128, %c1, %c1", [("%A", VEC), ("%out", VEC), ("%n", "index")]
+    )
+    + "    return\n  }\n}\n"
+)
+
 ALL = {
     "vadd": VADD,
     "transpose": TRANSPOSE,
@@ -291,4 +329,5 @@ ALL = {
     "jacobi": JACOBI_2D,
     "reverse": REVERSE_CHUNKS,
     "warp_sum": WARP_SUM,
+    "math": MATH,
 }

@@ -61,6 +61,13 @@ def run_all(rng: np.random.Generator, n: int) -> bool:
     loopopt.compile(g.WARP_SUM, "warp_sum", target="gpu")(w, sums)
     ok &= check("warp_sum", bool(np.allclose(sums, w.reshape(-1, 32).sum(1), atol=1e-4)))
 
+    e = _rand(rng, 300)
+    out = np.full_like(e, np.nan)
+    loopopt.compile(g.MATH, "math", target="gpu")(e, out)
+    x = e.astype(np.float64)
+    ref = np.exp(x) + np.tanh(x) * np.sin(x) + np.abs(x) ** 1.5
+    ok &= check("math (libdevice)", bool(np.allclose(out, ref, rtol=2e-6, atol=1e-6)))
+
     p, q = _rand(rng, 37, 37), _rand(rng, 37, 37)
     ref_p, ref_q = p.astype(np.float64), q.astype(np.float64)
     for _ in range(3):

@@ -15,7 +15,7 @@ from typing import Any
 import kernels
 import numpy as np
 import pytest
-from gpu_kernels import JACOBI_2D, MATMUL, REVERSE_CHUNKS, TRANSPOSE, VADD, WARP_SUM
+from gpu_kernels import JACOBI_2D, MATH, MATMUL, REVERSE_CHUNKS, TRANSPOSE, VADD, WARP_SUM
 
 import loopopt
 from loopopt import api
@@ -265,6 +265,20 @@ def test_warp_shuffle_sum(rng: np.random.Generator) -> None:
     out = np.full(4 * 20, np.nan, np.float32)
     _gpu(WARP_SUM, "warp_sum")(a, out)
     np.testing.assert_allclose(out, a.astype(np.float64).reshape(-1, 32).sum(1), atol=1e-4)
+
+
+@pytest.mark.gpu
+def test_math_from_libdevice(rng: np.random.Generator) -> None:
+    from loopopt.backend.libdevice import find_libdevice
+
+    if find_libdevice() is None:
+        pytest.skip("libdevice not found")
+    a = _rand(rng, 1000)
+    out = np.full_like(a, np.nan)
+    _gpu(MATH, "math")(a, out)
+    x = a.astype(np.float64)
+    ref = np.exp(x) + np.tanh(x) * np.sin(x) + np.abs(x) ** 1.5
+    np.testing.assert_allclose(out, ref, rtol=2e-6, atol=1e-6)
 
 
 def _jacobi_reference(a: np.ndarray, b: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpu_kernels import ALL, MATMUL, REVERSE_CHUNKS, TRANSPOSE, VADD, WARP_SUM
+from gpu_kernels import ALL, MATH, MATMUL, REVERSE_CHUNKS, TRANSPOSE, VADD, WARP_SUM
 
 from loopopt.api import _context
+from loopopt.backend.libdevice import find_libdevice
 from loopopt.backend.ptx import (
     ARCHS,
     arch_info,
@@ -88,6 +89,31 @@ def test_warp_shuffles() -> None:
     assert "%laneid" in ptx
 
 
+def test_math_comes_from_libdevice() -> None:
+    if find_libdevice() is None:
+        with pytest.raises(LoopoptError, match="__nv_expf.* need CUDA's libdevice"):
+            _ptx(MATH)
+        return
+    ptx = _ptx(MATH)
+    assert "call" not in ptx and ".extern" not in ptx  # linked and inlined
+    assert "sin.approx" not in ptx  # libdevice's accurate sinf, not the fast approximation
+
+
+def _with_kernel_body(body: str) -> str:
+    return VADD.replace("        %c = arith.addf %a, %b : f32\n", body)
+
+
+def test_what_the_backend_cannot_compile_is_a_diagnostic() -> None:
+    powi = "        %k = arith.constant 3 : i32\n        %c = math.fpowi %a, %k : f32, i32\n"
+    with pytest.raises(LoopoptError, match="cannot compile 'llvm.powi.f32.i32' for the GPU"):
+        _ptx(_with_kernel_body(powi))
+    text = _with_kernel_body("        %c = func.call @helper(%a) : (f32) -> f32\n").replace(
+        '    "gpu.func"()', '    func.func private @helper(f32) -> f32\n    "gpu.func"()', 1
+    )
+    with pytest.raises(LoopoptError, match="kernels cannot call the host function 'helper'"):
+        _ptx(text)
+
+
 def test_unknown_architecture_and_missing_kernels_are_errors() -> None:
     with pytest.raises(LoopoptError, match="unknown GPU architecture 'sm_70'"):
         arch_info("sm_70")
@@ -118,6 +144,8 @@ def test_emit_ptx_from_the_command_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", sorted(ALL))
 @pytest.mark.parametrize("arch", sorted(ARCHS))
 def test_ptxas_assembles(name: str, arch: str) -> None:
+    if name == "math" and find_libdevice() is None:
+        pytest.skip("libdevice not found")
     report = assemble(_ptx(ALL[name], arch), arch, PTXAS)
     assert f"for '{arch}'" in report
     spills = re.findall(r"(\d+) bytes spill stores", report)

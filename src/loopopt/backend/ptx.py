@@ -7,7 +7,8 @@ After:   .version 7.8
 
 nvvm ops become intrinsic calls, kernels get the ptx_kernel calling convention (xDSL's
 translation drops calling conventions), shared-memory globals an undef initializer, and the
-module is optimized at O3 for the target before PTX is emitted. The PTX ISA version is the
+module is optimized at O3 for the target before PTX is emitted; math functions come from
+libdevice (backend/libdevice.py). The PTX ISA version is the
 lowest one that supports the architecture. `find_ptxas`/`assemble` check PTX with NVIDIA's
 assembler where one is installed (PATH, or the nvidia-cuda-nvcc wheel).
 """
@@ -27,6 +28,7 @@ from xdsl.dialects import gpu
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
+from loopopt.backend.libdevice import check_supported, link_libdevice, use_libdevice
 from loopopt.backend.llvm_ir import module_to_llvmlite
 from loopopt.diagnostics import LoopoptError
 from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
@@ -86,16 +88,19 @@ def module_to_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH) -> str:
 def gpu_module_to_llvm_ir(gmod: gpu.ModuleOp, arch: str = DEFAULT_ARCH) -> str:
     """The (unoptimized) LLVM IR of a lowered gpu.module, for the NVPTX target."""
     info = arch_info(arch)
-    return _llvm_ir(gmod, info, _target_machine(info))
+    return _llvm_ir(gmod, info, _target_machine(info))[0]
 
 
-def _llvm_ir(gmod: gpu.ModuleOp, info: Arch, machine: llvm.TargetMachine) -> str:
+def _llvm_ir(gmod: gpu.ModuleOp, info: Arch, machine: llvm.TargetMachine) -> tuple[str, set[str]]:
+    """LLVM IR text of the kernels, and the libdevice functions it calls."""
     staging = ModuleOp([op.clone() for op in gmod.body.block.ops])
     for op in staging.ops:
         if op.name.startswith("gpu."):
             raise LoopoptError(f"cannot compile '{op.name}' to PTX: lower gpu to nvvm first", op=op)
         _check_shared_memory(op, info)
     lower_nvvm_to_llvm(staging)
+    used = use_libdevice(staging)
+    check_supported(staging)
     module = module_to_llvmlite(staging, TRIPLE, str(machine.target_data))
     for op in staging.ops:
         if isinstance(op, llvm_dialect.FuncOp) and KERNEL_ATTR in op.attributes:
@@ -108,17 +113,18 @@ def _llvm_ir(gmod: gpu.ModuleOp, info: Arch, machine: llvm.TargetMachine) -> str
             value.align = SHARED_ALIGN
             if value.initializer is None and value.linkage == "internal":
                 value.initializer = ir.Constant(value.value_type, ir.Undefined)
-    return str(module)
+    return str(module), used
 
 
 def gpu_module_to_ptx(gmod: gpu.ModuleOp, arch: str = DEFAULT_ARCH) -> str:
     """PTX text of a gpu.module whose kernels are in the llvm + nvvm dialects."""
     info = arch_info(arch)
     machine = _target_machine(info)
-    text = _llvm_ir(gmod, info, machine)
+    text, used = _llvm_ir(gmod, info, machine)
     try:
         ref = llvm.parse_assembly(text)
         ref.verify()
+        link_libdevice(ref, used)
     except RuntimeError as e:
         raise LoopoptError(f"LLVM rejected the kernels' IR: {_first_line(e)}") from None
     tuning = llvm.create_pipeline_tuning_options(speed_level=3)
