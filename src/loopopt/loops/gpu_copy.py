@@ -79,6 +79,8 @@ def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
         spread = new_loop(builder.build([linear]), (AffineMap.constant_map(total), []), threads)
         parent.insert_op_before(spread, nest)
         container, anchor, element = spread.body.block, spread.body.block.last_op, iv(spread)
+        if SSAValue.is_valid_name(f"{name}_l"):
+            element.name_hint = f"{name}_l"
         marked = spread
     else:
         start = index_value(builder, [linear], f"{name}_l")

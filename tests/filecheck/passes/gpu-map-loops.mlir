@@ -1,0 +1,317 @@
+// RUN: sed -n '/^\/\/ DEFAULT CASES/,/^\/\/ END OF DEFAULT CASES/p' %s | loopopt-opt - --split-input-file -p gpu-map-loops | filecheck %s
+// RUN: sed -n '/^\/\/ DEFAULT CASES/,/^\/\/ END OF DEFAULT CASES/p' %s | loopopt-opt - --split-input-file -p 'gpu-map-loops{grid=2}' | filecheck %s --check-prefix=GRID
+// RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops' | filecheck %s --check-prefix=TILED
+// RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops{block=16,8}' | filecheck %s --check-prefix=SMALL
+// RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p gpu-map-loops
+// RUN: not loopopt-opt %s -p 'gpu-map-loops{block=16,16,16}' 2>&1 | filecheck %s --check-prefix=SIZES
+// RUN: not loopopt-opt %s -p 'gpu-map-loops{block=2048}' 2>&1 | filecheck %s --check-prefix=BIG
+// SIZES: error: gpu-map-loops: block=16,16,16 has 3 sizes but 1 loop(s) are mapped (x=i)
+// BIG: error: gpu-map-loops: block size 2048 along x (i) is outside 1..1024
+
+// gpu.module, gpu.func and gpu.launch_func print in xDSL's generic form.
+
+// DEFAULT CASES: gpu-map-loops with its default options (RUN lines 1 and 2).
+
+// Vector add, 1000 elements: 1-D blocks of 256 threads, 4 blocks; 1000 is no multiple of 256,
+// so the thread's index is guarded (i <= 999). The arrays become the kernel's arguments.
+// CHECK-LABEL: func.func @vadd
+// CHECK-NEXT:    %c4 = arith.constant 4 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c256 = arith.constant 256 : index
+// CHECK-NEXT:    "gpu.launch_func"(%c4, %c1, %c1, %c256, %c1, %c1, %A, %B, %C) <{kernel = @kernels::@vadd_k0
+// CHECK-NEXT:    func.return
+// CHECK:       "gpu.module"() <{sym_name = "kernels"}>
+// CHECK-NEXT:    "gpu.func"() <{function_type = (memref<1000xf32>, memref<1000xf32>, memref<1000xf32>) -> (), kernel}>
+// CHECK-NEXT:    ^bb0(%A: memref<1000xf32>, %B: memref<1000xf32>, %C: memref<1000xf32>):
+// CHECK-NEXT:      %bx = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:      %i_t = affine.apply affine_map<(d0) -> ((d0 * 256))> (%bx)
+// CHECK-NEXT:      %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%tx, %i_t)
+// CHECK-NEXT:      affine.if affine_set<(d0) : (((d0 * -1) + 999) >= 0)>(%i) {
+// CHECK-NEXT:        affine.load %A[%i]
+// CHECK:             affine.store %{{.*}}, %C[%i]
+// CHECK:           } {loopopt.name = "i", loopopt.mapping = "thread x"}
+// CHECK-NEXT:      "gpu.return"() : () -> ()
+// CHECK-NEXT:    }) {sym_name = "vadd_k0", loopopt.mapping = {block_x = "i_t", thread_x = "i"}, gpu.known_block_size = array<i32: 256, 1, 1>}
+// With grid=2 the two blocks loop over the four tiles.
+// GRID-LABEL: func.func @vadd
+// GRID:         "gpu.launch_func"(%c2, %c1, %c1, %c256, %c1, %c1, %A, %B, %C)
+// GRID:         affine.for %i_t = affine_map<(d0) -> ((d0 * 256))>(%bx) to 1000 step 512 {
+// GRID:         } {loopopt.name = "i_t", loopopt.mapping = "block x"}
+func.func @vadd(%A: memref<1000xf32>, %B: memref<1000xf32>, %C: memref<1000xf32>) {
+  affine.for %i = 0 to 1000 {
+    %a = affine.load %A[%i] : memref<1000xf32>
+    %b = affine.load %B[%i] : memref<1000xf32>
+    %s = arith.addf %a, %b : f32
+    affine.store %s, %C[%i] : memref<1000xf32>
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
+// Transpose: A[i, j] is contiguous in j, B[j, i] in i; the store decides, so threadIdx.x runs
+// along i (the outer loop) and consecutive threads write consecutive elements of B. 64 x 48
+// divides into 16x16 blocks: no guards.
+// CHECK-LABEL: func.func @transpose
+// CHECK:         "gpu.launch_func"(%c4, %c3, %c1, %c16, %c16, %c1, %A, %B) <{kernel = @kernels::@transpose_k0
+// CHECK:         %i_t = affine.apply affine_map<(d0) -> ((d0 * 16))> (%bx)
+// CHECK-NEXT:    %j_t = affine.apply affine_map<(d0) -> ((d0 * 16))> (%by)
+// CHECK-NEXT:    %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%tx, %i_t)
+// CHECK-NEXT:    %j = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%ty, %j_t)
+// CHECK-NEXT:    %[[A:.*]] = affine.load %A[%i, %j] : memref<64x48xf32>
+// CHECK-NEXT:    affine.store %[[A]], %B[%j, %i] : memref<48x64xf32>
+// CHECK-NEXT:    "gpu.return"() : () -> ()
+// CHECK-NEXT:  }) {sym_name = "transpose_k0", loopopt.mapping = {block_x = "i_t", thread_x = "i", block_y = "j_t", thread_y = "j"}
+func.func @transpose(%A: memref<64x48xf32>, %B: memref<48x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 48 {
+      %a = affine.load %A[%i, %j] : memref<64x48xf32>
+      affine.store %a, %B[%j, %i] : memref<48x64xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
+// Naive matmul: i and j are parallel, j is contiguous in B and C (threadIdx.x); k carries
+// C[i, j] → C[i, j] and stays a sequential loop in each thread. 100 x 90 in 16x16 blocks:
+// 6 x 7 blocks, both indices guarded.
+// CHECK-LABEL: func.func @matmul
+// CHECK:         "gpu.launch_func"(%c6, %c7, %c1, %c16, %c16, %c1, %A, %B, %C) <{kernel = @kernels::@matmul_k0
+// CHECK:         %i_t = affine.apply affine_map<(d0) -> ((d0 * 16))> (%by)
+// CHECK-NEXT:    %j_t = affine.apply affine_map<(d0) -> ((d0 * 16))> (%bx)
+// CHECK-NEXT:    %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%ty, %i_t)
+// CHECK-NEXT:    affine.if affine_set<(d0) : (((d0 * -1) + 99) >= 0)>(%i) {
+// CHECK-NEXT:      %j = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%tx, %j_t)
+// CHECK-NEXT:      affine.if affine_set<(d0) : (((d0 * -1) + 89) >= 0)>(%j) {
+// CHECK-NEXT:        affine.for %k = 0 to 70 {
+// CHECK:             } {loopopt.name = "k", loopopt.mapping = "sequential"}
+// CHECK:           } {loopopt.name = "j", loopopt.mapping = "thread x"}
+// CHECK:         } {loopopt.name = "i", loopopt.mapping = "thread y"}
+// CHECK-NOT:     gpu.barrier
+// CHECK:       loopopt.mapping = {block_x = "j_t", thread_x = "j", block_y = "i_t", thread_y = "i"}
+func.func @matmul(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x90xf32>) {
+  affine.for %i = 0 to 100 {
+    affine.for %j = 0 to 90 {
+      affine.for %k = 0 to 70 {
+        %a = affine.load %A[%i, %k] : memref<100x70xf32>
+        %b = affine.load %B[%k, %j] : memref<70x90xf32>
+        %c = affine.load %C[%i, %j] : memref<100x90xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<100x90xf32>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
+// Jacobi 2-D: the time loop t carries dependences (B from A, then A from B) and stays on the
+// host, launching one kernel per inner nest and step, in order. The stencil's constant is
+// rematerialized in the kernel; %steps stays on the host.
+// CHECK-LABEL: func.func @jacobi2d
+// CHECK:         affine.for %t = 0 to %steps {
+// CHECK:           "gpu.launch_func"({{.*}}, %A, %B) <{kernel = @kernels::@jacobi2d_k0
+// CHECK:           "gpu.launch_func"({{.*}}, %A, %B) <{kernel = @kernels::@jacobi2d_k1
+// CHECK-NEXT:    } {loopopt.name = "t", loopopt.mapping = "host"}
+// CHECK:         ^bb0(%A: memref<64x64xf32>, %B: memref<64x64xf32>):
+// CHECK:           %fifth = arith.constant 2.000000e-01 : f32
+// CHECK-NEXT:      %i_t = affine.apply affine_map<(d0) -> (((d0 * 16) + 1))> (%by)
+// CHECK:           affine.store %{{.*}}, %B[%i, %j] : memref<64x64xf32>
+// CHECK:         }) {sym_name = "jacobi2d_k0"
+// CHECK:           affine.store %{{.*}}, %A[%i2, %j2] : memref<64x64xf32>
+// CHECK:         }) {sym_name = "jacobi2d_k1"
+func.func @jacobi2d(%A: memref<64x64xf32>, %B: memref<64x64xf32>, %steps: index) {
+  %fifth = arith.constant 0.2 : f32
+  affine.for %t = 0 to %steps {
+    affine.for %i = 1 to 63 {
+      affine.for %j = 1 to 63 {
+        %c = affine.load %A[%i, %j] : memref<64x64xf32>
+        %n = affine.load %A[%i - 1, %j] : memref<64x64xf32>
+        %s = affine.load %A[%i + 1, %j] : memref<64x64xf32>
+        %w = affine.load %A[%i, %j - 1] : memref<64x64xf32>
+        %e = affine.load %A[%i, %j + 1] : memref<64x64xf32>
+        %s0 = arith.addf %c, %n : f32
+        %s1 = arith.addf %s0, %s : f32
+        %s2 = arith.addf %s1, %w : f32
+        %s3 = arith.addf %s2, %e : f32
+        %v = arith.mulf %s3, %fifth : f32
+        affine.store %v, %B[%i, %j] : memref<64x64xf32>
+      } {loopopt.name = "j"}
+    } {loopopt.name = "i"}
+    affine.for %i2 = 1 to 63 {
+      affine.for %j2 = 1 to 63 {
+        %v = affine.load %B[%i2, %j2] : memref<64x64xf32>
+        affine.store %v, %A[%i2, %j2] : memref<64x64xf32>
+      } {loopopt.name = "j2"}
+    } {loopopt.name = "i2"}
+  } {loopopt.name = "t"}
+  return
+}
+
+// -----
+
+// Dynamic sizes: the host computes the grid (ceil(size / 16), at most the device limit) and
+// launches only a non-empty grid; in the kernel the blocks loop over tiles (the limit is not
+// known to cover the range) and the thread indices are guarded by the runtime sizes.
+// CHECK-LABEL: func.func @scale
+// CHECK:         %[[MX:.*]] = affine.min affine_map<()[s0] -> ((s0 ceildiv 16), 2147483647)> ()[%m]
+// CHECK-NEXT:    %gx = affine.max affine_map<(d0) -> (d0, 0)>(%[[MX]])
+// CHECK:         %[[MY:.*]] = affine.min affine_map<()[s0] -> ((s0 ceildiv 16), 65535)> ()[%n]
+// CHECK-NEXT:    %gy = affine.max affine_map<(d0) -> (d0, 0)>(%[[MY]])
+// CHECK:         scf.if %{{.*}} {
+// CHECK-NEXT:      "gpu.launch_func"(%gx, %gy, %c1, %c16, %c16, %c1, %A, %n, %m)
+// CHECK:         affine.for %i_t = affine_map<(d0) -> ((d0 * 16))>(%by) to %n step 1048560 {
+// CHECK-NEXT:      affine.for %j_t = affine_map<(d0) -> ((d0 * 16))>(%bx) to %m step 34359738352 {
+// CHECK:             affine.if affine_set<(d0)[s0] : ((((d0 * -1) + s0) + -1) >= 0)>(%i)[%n] {
+func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
+  %two = arith.constant 2.0 : f32
+  affine.for %i = 0 to %n {
+    affine.for %j = 0 to %m {
+      %a = affine.load %A[%i, %j] : memref<?x?xf32>
+      %b = arith.mulf %a, %two : f32
+      affine.store %b, %A[%i, %j] : memref<?x?xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+// END OF DEFAULT CASES
+
+// -----
+
+// TILED CASE: matmul tiled 32x32x8, A and B promoted to shared memory under k_t (RUN lines 3
+// and 4). Tile loops i_t, j_t become the block indices, the point loops i, j the thread
+// indices (32x32 threads, the tile size); k_t carries C and stays a loop that every thread
+// runs. The shared buffers move to the kernel entry; each copy is spread over the 1024 threads
+// (element l = tx + 32 * ty, consecutive threads on consecutive elements of a row), guarded by
+// its clipped bounds. Barriers: after the copies (the tiles must be complete before any thread
+// reads them) and at the end of k_t (no thread may overwrite a tile another still reads), both
+// outside every thread-dependent affine.if.
+// TILED-LABEL: func.func @tiled
+// TILED:         "gpu.launch_func"(%c3, %c4, %c1, %c32, %c32, %c1, %A, %B, %C) <{kernel = @kernels::@tiled_k0
+// TILED:         %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// TILED-NEXT:    %ty = "gpu.thread_id"() <{dimension = #gpu<dim y>}> : () -> index
+// TILED-NEXT:    %A_shared = memref.alloca() : memref<32x8xf32, 3 : i64>
+// TILED-NEXT:    %B_shared = memref.alloca() : memref<8x33xf32, 3 : i64>
+// TILED-NEXT:    %i_t = affine.apply affine_map<(d0) -> ((d0 * 32))> (%by)
+// TILED-NEXT:    %j_t = affine.apply affine_map<(d0) -> ((d0 * 32))> (%bx)
+// TILED-NEXT:    affine.for %k_t = 0 to 70 step 8 {
+// TILED-NEXT:      %A_copy_in_l = affine.apply affine_map<(d0, d1) -> ((d0 + (d1 * 32)))> (%tx, %ty)
+// TILED-NEXT:      %A_in0 = affine.apply affine_map<(d0) -> ((d0 floordiv 8))> (%A_copy_in_l)
+// TILED-NEXT:      %A_in1 = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 8) * -8)))> (%A_copy_in_l)
+// TILED-NEXT:      affine.if affine_set<(d0, d1, d2, d3, d4) : (((d0 * -1) + 255) >= 0, (((d1 * -1) + (d2 * -1)) + 99) >= 0, (((d3 * -1) + (d4 * -1)) + 69) >= 0)>(%A_copy_in_l, %A_in0, %i_t, %A_in1, %k_t) {
+// TILED-NEXT:        %[[V:.*]] = affine.load %A[%i_t + %A_in0, %k_t + %A_in1] : memref<100x70xf32>
+// TILED-NEXT:        affine.store %[[V]], %A_shared[%A_in0, %A_in1] : memref<32x8xf32, 3 : i64>
+// TILED-NEXT:        affine.yield
+// TILED-NEXT:      } {loopopt.name = "A_copy_in", loopopt.mapping = "threads"}
+// TILED:           } {loopopt.name = "B_copy_in", loopopt.mapping = "threads"}
+// TILED-NEXT:      %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%ty, %i_t)
+// TILED-NEXT:      "gpu.barrier"() : () -> ()
+// TILED-NEXT:      affine.if affine_set<(d0) : (((d0 * -1) + 99) >= 0)>(%i) {
+// TILED:               affine.for %k = affine_map<(d0) -> (d0)>(%k_t) to min affine_map<(d0) -> ((d0 + 8), 70)>(%k_t) {
+// TILED-NEXT:            affine.load %A_shared[%i + %i_t * -1, %k + %k_t * -1]
+// TILED:             } {loopopt.name = "j", loopopt.mapping = "thread x"}
+// TILED:           } {loopopt.name = "i", loopopt.mapping = "thread y"}
+// TILED-NEXT:      "gpu.barrier"() : () -> ()
+// TILED-NEXT:    } {loopopt.name = "k_t", loopopt.mapping = "sequential"}
+// TILED-NEXT:    "gpu.return"() : () -> ()
+// With block=16,8 (smaller than the 32x32 tile) each thread loops over its points with strides
+// 16 and 8, and the 256 elements of a copy take two rounds of 128 threads.
+// SMALL:         "gpu.launch_func"(%c3, %c4, %c1, %c16, %c8, %c1, %A, %B, %C)
+// SMALL:         affine.for %A_copy_in_l = affine_map<(d0, d1) -> ((d0 + (d1 * 16)))>(%tx, %ty) to 256 step 128 {
+// SMALL:         } {loopopt.name = "A_copy_in", loopopt.mapping = "threads"}
+// SMALL:         "gpu.barrier"() : () -> ()
+// SMALL-NEXT:    affine.for %i = affine_map<(d0, d1) -> ((d0 + d1))>(%ty, %i_t) to min affine_map<(d0) -> ((d0 + 32), 100)>(%i_t) step 8 {
+// SMALL-NEXT:      affine.for %j = affine_map<(d0, d1) -> ((d0 + d1))>(%tx, %j_t) to min affine_map<(d0) -> ((d0 + 32), 90)>(%j_t) step 16 {
+// SMALL:         } {loopopt.name = "i", loopopt.mapping = "thread y"}
+// SMALL-NEXT:    "gpu.barrier"() : () -> ()
+func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x90xf32>) {
+  affine.for %i = 0 to 100 {
+    affine.for %j = 0 to 90 {
+      affine.for %k = 0 to 70 {
+        %a = affine.load %A[%i, %k] : memref<100x70xf32>
+        %b = affine.load %B[%k, %j] : memref<70x90xf32>
+        %c = affine.load %C[%i, %j] : memref<100x90xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<100x90xf32>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+// END OF TILED CASE
+
+// -----
+
+// NEGATIVE CASES, from here on: each chunk is refused by gpu-map-loops (RUN line 5).
+// A 64x32 tile would need 2048 threads per block.
+func.func @big_tiles(%A: memref<128x128xf32>) {
+  // expected-error@+1 {{gpu-map-loops: a block of 32x64 threads (x=j, y=i) has 2048 threads, more than 1024; pass block= with fewer threads (e.g. block=32,32) or tile with smaller sizes}}
+  affine.for %it = 0 to 128 step 64 {
+    affine.for %jt = 0 to 128 step 32 {
+      affine.for %i = affine_map<(d0) -> (d0)>(%it) to affine_map<(d0) -> (d0 + 64)>(%it) {
+        affine.for %j = affine_map<(d0) -> (d0)>(%jt) to affine_map<(d0) -> (d0 + 32)>(%jt) {
+          %v = affine.load %A[%i, %j] : memref<128x128xf32>
+          %w = arith.addf %v, %v : f32
+          affine.store %w, %A[%i, %j] : memref<128x128xf32>
+        } {loopopt.name = "j"}
+      } {loopopt.name = "i"}
+    } {loopopt.name = "j_t"}
+  } {loopopt.name = "i_t"}
+  return
+}
+
+// -----
+
+// A prefix sum: no loop is parallel.
+func.func @prefix(%A: memref<64xf32>) {
+  // expected-error@+1 {{gpu-map-loops: no parallel loop to map onto the GPU in the nest of 'i': it carries A[i] → A[i - 1] (RAW) has direction (<)}}
+  affine.for %i = 1 to 64 {
+    %p = affine.load %A[%i - 1] : memref<64xf32>
+    %c = affine.load %A[%i] : memref<64xf32>
+    %s = arith.addf %p, %c : f32
+    affine.store %s, %A[%i] : memref<64xf32>
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
+// The time loop stays on the host, but a store in it would run on the host too.
+func.func @host_store(%A: memref<8x32xf32>) {
+  %z = arith.constant 0.0 : f32
+  affine.for %t = 1 to 8 {
+    // expected-error@+1 {{gpu-map-loops: affine.store outside every parallel loop would run on the host around it (loop 't': it carries A[t, i] → A[t - 1, i] (RAW) has direction (<, =))}}
+    affine.store %z, %A[%t, 0] : memref<8x32xf32>
+    affine.for %i = 1 to 32 {
+      %p = affine.load %A[%t - 1, %i] : memref<8x32xf32>
+      affine.store %p, %A[%t, %i] : memref<8x32xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
+
+// -----
+
+// A buffer used by all threads of a block must be in workgroup memory (promote's
+// memory-space=shared); in the default space every thread would have its own.
+func.func @local_tile(%A: memref<64xf32>, %B: memref<64xf32>) {
+  affine.for %it = 0 to 64 step 16 {
+    // expected-error@+1 {{gpu-map-loops: buffer %A_local is allocated outside the thread-mapped loops, where each thread would get its own copy; promote it with memory-space=shared (a static workgroup buffer) or under a thread-mapped loop}}
+    %A_local = memref.alloca() : memref<16xf32>
+    affine.for %c = 0 to 16 {
+      %v = affine.load %A[%it + %c] : memref<64xf32>
+      affine.store %v, %A_local[%c] : memref<16xf32>
+    } {loopopt.name = "A_copy_in_0", loopopt.copy}
+    affine.for %i = affine_map<(d0) -> (d0)>(%it) to affine_map<(d0) -> (d0 + 16)>(%it) {
+      %v = affine.load %A_local[%i - %it] : memref<16xf32>
+      affine.store %v, %B[%i] : memref<64xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "i_t"}
+  return
+}
