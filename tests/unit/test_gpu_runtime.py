@@ -123,7 +123,9 @@ def test_empty_grid_launches_nothing(fake_cuda: FakeDriver) -> None:
 def test_launch_errors_surface_after_the_call(fake_cuda: FakeDriver) -> None:
     fake_cuda.fail = LoopoptError("CUDA error in cuLaunchKernel: CUDA_ERROR_INVALID_VALUE")
     jacobi = _gpu(JACOBI_2D, "jacobi")
-    with pytest.raises(LoopoptError, match="CUDA_ERROR_INVALID_VALUE"):
+    with pytest.raises(
+        LoopoptError, match=r"launch of @sweep_k0 \(grid 1x1x1, block 32x8x1\): CUDA"
+    ):
         jacobi(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32), 2)
 
 
@@ -334,7 +336,7 @@ def test_event_timing(rng: np.random.Generator) -> None:
 def test_launch_failure_is_a_diagnostic(rng: np.random.Generator) -> None:
     text = VADD.replace("%c256 = arith.constant 256", "%c256 = arith.constant 2048")
     v = _rand(rng, 4096)
-    with pytest.raises(LoopoptError, match="cuLaunchKernel: CUDA_ERROR_INVALID_VALUE"):
+    with pytest.raises(LoopoptError, match="@vadd_k0 .*block 2048x1x1.*CUDA_ERROR_INVALID_VALUE"):
         _gpu(text, "vadd")(v, v, v.copy())
 
 

@@ -81,7 +81,6 @@ class GpuProgram:
     """Kernels (PTX), the launch sites of the host code, and the first launch error."""
 
     kernels: dict[tuple[str, str], KernelInfo] = field(default_factory=dict)
-    launches: list[_Launch] = field(default_factory=list)
     callbacks: list[Any] = field(default_factory=list)
     error: BaseException | None = None
 
@@ -99,6 +98,9 @@ class GpuProgram:
                 params = list(zip(args[7:], launch.param_types, strict=True))
                 total = shared + launch.kernel.dynamic_shared_bytes
                 cuda.launch(kernel, grid, block, params, total)
+            except LoopoptError as e:
+                shape = f"grid {'x'.join(map(str, grid))}, block {'x'.join(map(str, block))}"
+                self.error = LoopoptError(f"launch of @{launch.kernel.name} ({shape}): {e.message}")
             except BaseException as e:  # a ctypes callback must not raise
                 self.error = e
 
@@ -192,7 +194,6 @@ def _lower_launch(program: GpuProgram, launch: gpu.LaunchFuncOp, symbol: str) ->
     args = [*sizes, shared, *operands]
     argtypes = [ct for value in args for ct in _ctypes(value.type, launch)]
     record = _Launch(kernel, argtypes[7:])
-    program.launches.append(record)
     llvm.add_symbol(symbol, ctypes.cast(program.callback(record, argtypes), ctypes.c_void_p).value)
     module = launch.get_toplevel_object()
     assert isinstance(module, ModuleOp)
