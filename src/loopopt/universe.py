@@ -24,6 +24,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),
     "loopopt-lower-to-llvm": ("loopopt_lower_to_llvm", "LoopoptLowerToLLVMPass"),
+    "gpu-map-loops": ("gpu_map_loops", "GpuMapLoopsPass"),
     "loopopt-lower-gpu-to-nvvm": ("loopopt_lower_gpu_to_nvvm", "LoopoptLowerGpuToNvvmPass"),
 }
 
