@@ -2,7 +2,10 @@
 
 `peel_front(loop, n)` puts the first n iterations in a copy `<name>_peel` before the loop,
 `peel_back(loop, n)` the last n in a copy after it; the loop itself keeps its name and runs the
-rest. Iter_args flow from the first part into the second.
+rest. Iter_args flow from the first part into the second. When the bound that the split point
+derives from is a max/min of loop IVs (no SSA value upstream MLIR accepts as a dim can hold it),
+`version_bounds` first puts one copy of the loop per result in a chain of affine.if ops (the copy
+for `%it + 4` runs under `%it + 4 <= 10`), and each copy is peeled.
 
     affine.for %i = 0 to 10 {        peel_front 2     affine.for %i = 0 to 2 { S(%i) }
       S(%i)                              ==>              {loopopt.name = "i_peel"}
@@ -18,6 +21,9 @@ count), and the partial last tile, a copy `<name>_peel` that keeps the min.
       affine.for %i = (d0)->(d0)(%it)        ==>        affine.for %i = (d0)->(d0)(%it)
           to min (d0)->(d0 + 32, 100)(%it)                  to (d0)->(d0 + 32)(%it)
                                                       affine.for %it = 96 to 100 step 32 {...min...}
+
+Where the end of the full tiles is a min of loop IVs, the tile loop's body is versioned instead:
+`affine.if (%it + 32 <= other ...) { full tile } else { partial tile }` (`guard_full_tiles`).
 """
 
 from __future__ import annotations

@@ -13,10 +13,14 @@ iterations; there is none when the factor divides a constant trip count.
 
 With non-constant bounds the split point is the affine map
 `lb + (ceildiv(ub - lb, step) floordiv factor) * factor * step` (MLIR's
-getCleanupLoopLowerBound; a `max` lower or `min` upper bound is first computed by an
-affine.max/affine.min op) and the remainder starts at `max(lb, split)`, which keeps it empty
-when the trip count is negative. Full unroll replaces a loop with a constant trip count (constant
-bounds, or bounds a constant apart such as `%t to %t + 4`) by its copies, chaining iter_args.
+getCleanupLoopLowerBound; a `max` lower or `min` upper bound of valid symbols is first computed
+by an affine.max/affine.min op) and the remainder starts at `max(lb, split)`, which keeps it empty
+when the trip count is negative. A max/min of loop IVs (the point loop of a tile ends at
+`min(%it + 8, %n)`) cannot be an SSA value upstream MLIR takes as a dim: the loop keeps its
+bounds, steps `factor * step`, and copy u runs under `affine.if (iv + u * step <= ub_k - 1 ...)`
+(`copy_guards`, loops/guard.py); iter_args come out of the if (the else yields them unchanged).
+Full unroll replaces a loop with a constant trip count (constant bounds, or bounds a constant
+apart such as `%t to %t + 4`) by its copies, chaining iter_args.
 
 The helpers below (`Bound`, `MapBuilder`, `substitute`, `fold_apply`, `split_loop`, ...) are
 shared with unroll_jam.py and peel.py. Maps of affine.load/store are built with symbols only,

@@ -5,7 +5,9 @@ statements and inner `affine.for` ops. Each run is replicated `factor` times in 
 sees the IV as `iv + u * step`); each inner loop is kept once and jammed recursively, so its body
 holds the `factor` copies of its statements. Inner loops carrying iter_args (reductions) get one
 set of iter_args per copy. A remainder loop `<name>_rem` (a plain copy of the original) runs the
-leftover iterations. This is register tiling (NUDA's dmine).
+leftover iterations. This is register tiling (NUDA's dmine). Where the loop's bounds are a
+max/min of loop IVs (`copy_guards`), there is no remainder: each replicated run of copy u sits in
+an `affine.if` on `iv + u * step` being in bounds, which yields the values used after the run.
 
     affine.for %j = 0 to 6 {                     affine.for %j = 0 to 6 step 2 {
       affine.for %k = 0 to 8 {          ==>        affine.for %k = 0 to 8 {

@@ -6,7 +6,9 @@ After:   affine.for %k = 0 to 2 { S(%k) } {loopopt.name = "k_peel"}
 
 `count=N` with N > 0 peels the first N iterations into a loop `<name>_peel` before the loop;
 N < 0 peels the last |N| iterations into `<name>_peel` after it (count needs `loop=`; it must be
-smaller than a constant trip count). The loop keeps its name and runs the rest.
+smaller than a constant trip count). The loop keeps its name and runs the rest. A bound that
+is a max/min of loop IVs (`min(%it + 4, 10)`) is first versioned: an affine.if chain holds one
+copy of the loop per result (`%it + 4 <= 10`: the copy ending at `%it + 4`), each one peeled.
 
 `full-tiles` splits a tile loop (as loop-tile / loop-strip-mine make it: a point loop inside runs
 to `min(iv_t + S, N)`) into the full tiles, where the point loops run exactly S iterations with
@@ -17,6 +19,9 @@ Before:  affine.for %i_t = 0 to 100 step 32 {
 After:   affine.for %i_t = 0 to 96 step 32 {
            affine.for %i = (d0)->(d0)(%i_t) to (d0)->(d0 + 32)(%i_t) { S } }
          affine.for %i_t = 96 to 100 step 32 { ...min... } {loopopt.name = "i_t_peel"}
+
+When the end of the full tiles is a min of loop IVs, the body of the tile loop is versioned
+instead: `affine.if` (full tile: point loops without min) `else` (the original body).
 
 With `loop=` that tile loop is split; without, every tile loop in turn, outer ones first (the
 partial copy of an outer tile loop has its inner tile loops split too). Peeling keeps the order

@@ -7,10 +7,13 @@ After:   affine.for %k = 0 to 8 step 4 { S(%k) S(%k + 1) S(%k + 2) S(%k + 3) } {
 Targets: the loop named by `loop=`, else every innermost loop of each function. The factor
 defaults to 4; a constant trip count of at most the factor unrolls fully, and a factor that
 divides a constant trip count leaves no remainder. Copies of inner loops keep their names; the
-remainder loop is named `<name>_rem`. `unroll-full` replaces a loop with a constant trip count by
-its iterations (a default target whose trip count is not constant is left alone; a named one is
-an error). Unrolling keeps the order of iterations, so it is always legal.
-Mechanics: `loopopt.loops.unroll`.
+remainder loop is named `<name>_rem`. A loop bounded by a max/min of loop IVs (a point loop of
+loop-tile: `min(%it + 8, %n)`) gets no remainder: copy u runs under an `affine.if` on
+`iv + u * step` being below every upper bound (upstream MLIR takes no affine.min of IVs as a
+loop bound operand, so the split point cannot be computed). `unroll-full` replaces a loop with
+a constant trip count by its iterations (a default target whose trip count is not constant is
+left alone; a named one is an error). Unrolling keeps the order of iterations, so it is always
+legal. Mechanics: `loopopt.loops.unroll`.
 """
 
 from __future__ import annotations

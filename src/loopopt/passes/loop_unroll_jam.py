@@ -7,12 +7,14 @@ After:   affine.for %j = 0 to 6 step 2 {
            affine.for %k = 0 to 8 { S(%j, %k)  S(%j + 1, %k) }
          } {loopopt.name = "j"}
 
-Targets: the loop named by `loop=`, else each loop just outside an innermost loop (deepest
-first). The factor defaults to 4 and is lowered to a smaller constant trip count. Leftover
-iterations run in a remainder loop `<name>_rem` (not jammed); jammed inner loops keep their
-names. Refused with a diagnostic: a loop carrying iter_args, inner loops whose bounds vary with
-the unrolled IV (triangular nests), and any dependence that jamming would reverse
-(`loopopt.analysis.legality.require_unroll_jam_legal`). Mechanics: `loopopt.loops.unroll_jam`.
+Targets: the loop named by `loop=`, else each loop just outside an innermost loop (deepest first).
+The factor defaults to 4 and is lowered to a smaller constant trip count. Leftover iterations run
+in a remainder loop `<name>_rem` (not jammed), or, when the loop is bounded by a max/min of loop
+IVs (a point loop), the jammed statements of each copy run under an `affine.if` that keeps them in
+bounds; jammed inner loops keep their names. Refused with a diagnostic: a loop carrying iter_args,
+inner loops whose bounds vary with the unrolled IV (triangular nests), and any dependence that
+jamming would reverse (`loopopt.analysis.legality.require_unroll_jam_legal`). Mechanics:
+`loopopt.loops.unroll_jam`.
 """
 
 from __future__ import annotations

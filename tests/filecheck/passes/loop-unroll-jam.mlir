@@ -116,6 +116,37 @@ func.func @symbolic(%A: memref<?x8xf32>, %n: index) {
 
 // -----
 
+// A point loop ending at min(is + 5, n): no affine.min of %is may be a bound operand upstream,
+// so there is no remainder; the jammed statements of copy u run under an affine.if on
+// i + u <= min(is + 5, n) - 1.
+// CHECK-LABEL: func.func @point_loop
+// CHECK-SAME:    %[[N:[a-zA-Z0-9_]+]]: index
+// CHECK:       affine.for %[[I:.*]] = affine_map<(d0) -> (d0)>(%[[IS:.*]]) to min affine_map<(d0)[s0] -> ((d0 + 5), s0)>(%[[IS]])[%[[N]]] step 2 {
+// CHECK-NEXT:    affine.for %[[J:.*]] = 0 to 8 {
+// CHECK:           affine.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT:      affine.if affine_set<(d0, d1)[s0] : (((d0 + (d1 * -1)) + 3) >= 0, (((d1 * -1) + s0) + -2) >= 0)>(%[[IS]], %[[I]])[%[[N]]] {
+// CHECK:             affine.store %{{.*}}, %{{.*}}[%[[I]] + 1, %[[J]]]
+// CHECK:         } {loopopt.name = "j"}
+// CHECK-NEXT:  } {loopopt.name = "i"}
+// CHECK-NOT:   i_rem
+// DEFAULT-LABEL: func.func @point_loop
+// DEFAULT:       affine.for %{{.*}} = {{.*}} step 4 {
+// DEFAULT-COUNT-3: affine.if
+func.func @point_loop(%A: memref<?x8xf32>, %n: index) {
+  affine.for %is = 0 to %n step 5 {
+    affine.for %i = affine_map<(d0) -> (d0)>(%is) to min affine_map<(d0)[s0] -> (d0 + 5, s0)>(%is)[%n] {
+      affine.for %j = 0 to 8 {
+        %v = affine.load %A[%i, %j] : memref<?x8xf32>
+        %s = arith.addf %v, %v : f32
+        affine.store %s, %A[%i, %j] : memref<?x8xf32>
+      } {loopopt.name = "j"}
+    } {loopopt.name = "i"}
+  } {loopopt.name = "is"}
+  return
+}
+
+// -----
+
 // Refused: jamming i would run A[i + 1, j] before A[i, j + 1] has been computed.
 // CHECK-NOT:   func.func @wavefront
 // DEFAULT-NOT: func.func @wavefront

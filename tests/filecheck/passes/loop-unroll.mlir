@@ -201,3 +201,36 @@ func.func @triangular(%C: memref<8x8xf32>) {
   } {loopopt.name = "i"}
   return
 }
+
+// -----
+
+// A point loop ending at min(is + 6, n): no affine.min of the IV %is may be a bound operand
+// (upstream MLIR rejects it as a dim), so there is no remainder: copy u runs under an affine.if
+// on i + u <= min(is + 6, n) - 1, one constraint per result; with a factor that divides the 6
+// iterations up to is + 6 (2, with loop=i), only the one against n.
+// CHECK-LABEL: func.func @point_loop
+// CHECK-SAME:    %[[N:[a-zA-Z0-9_]+]]: index
+// CHECK:       affine.for %[[IS:.*]] = 0 to %[[N]] step 6 {
+// CHECK-NEXT:    affine.for %[[I:.*]] = affine_map<(d0) -> (d0)>(%[[IS]]) to min affine_map<(d0)[s0] -> ((d0 + 6), s0)>(%[[IS]])[%[[N]]] step 4 {
+// CHECK-NEXT:      affine.load %{{.*}}[%[[I]]]
+// CHECK:           affine.if affine_set<(d0, d1)[s0] : (((d0 + (d1 * -1)) + 4) >= 0, (((d1 * -1) + s0) + -2) >= 0)>(%[[IS]], %[[I]])[%[[N]]] {
+// CHECK-NEXT:        affine.load %{{.*}}[%[[I]] + 1]
+// CHECK:           affine.if affine_set<(d0, d1)[s0] : (((d0 + (d1 * -1)) + 2) >= 0, (((d1 * -1) + s0) + -4) >= 0)>(%[[IS]], %[[I]])[%[[N]]] {
+// CHECK-NEXT:        affine.load %{{.*}}[%[[I]] + 3]
+// CHECK:         } {loopopt.name = "i"}
+// CHECK-NOT:     affine.min
+// CHECK-NOT:     i_rem
+// OUTER-LABEL: func.func @point_loop
+// OUTER:         affine.for %[[I:.*]] = {{.*}} step 2 {
+// OUTER:           affine.if affine_set<(d0)[s0] : ((((d0 * -1) + s0) + -2) >= 0)>(%[[I]])[%{{.*}}] {
+// expected-error@unknown {{loop-unroll: unroll-factor must be at least 1, got 0}}
+func.func @point_loop(%A: memref<?xf32>, %n: index) {
+  affine.for %is = 0 to %n step 6 {
+    affine.for %i = affine_map<(d0) -> (d0)>(%is) to min affine_map<(d0)[s0] -> (d0 + 6, s0)>(%is)[%n] {
+      %v = affine.load %A[%i] : memref<?xf32>
+      %s = arith.addf %v, %v : f32
+      affine.store %s, %A[%i] : memref<?xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "is"}
+  return
+}
