@@ -20,6 +20,7 @@ import gpu_kernels as g  # noqa: E402
 
 import loopopt  # noqa: E402
 from loopopt.runtime import cuda  # noqa: E402
+from loopopt.universe import all_passes  # noqa: E402
 
 
 def _rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -80,6 +81,32 @@ def run_all(rng: np.random.Generator, n: int) -> bool:
     return ok
 
 
+def run_mapped(rng: np.random.Generator) -> bool:
+    """The foundation's kernels mapped by gpu-map-loops, against the CPU."""
+    import kernels
+
+    cases = {
+        "matmul": kernels.matmul(37, 45, 29, rng),
+        "conv2d": kernels.conv2d(40, 33, 3, 5, rng),
+        "syrk": kernels.syrk(30, 17, rng),
+        "jacobi_1d": kernels.jacobi_1d(5, 100, rng),
+        "wavefront": kernels.wavefront(20, 30, rng),
+    }
+    ok = True
+    for name, (text, func, arrays) in cases.items():
+        expected = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
+        loopopt.compile(text, func=func, target="cpu")(*expected)
+        got = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
+        loopopt.compile(text, func=func, pipeline="gpu-map-loops", target="gpu")(*got)
+        same = all(
+            np.allclose(g, e, rtol=1e-4, atol=1e-5)
+            for g, e in zip(got, expected, strict=True)
+            if isinstance(e, np.ndarray)
+        )
+        ok &= check(f"{name} (gpu-map-loops)", same)
+    return ok
+
+
 def bench(rng: np.random.Generator) -> None:
     n = 4096
     a, b = _rand(rng, n, n), _rand(rng, n, n)
@@ -109,7 +136,10 @@ def main() -> int:
     if "--bench" in sys.argv:
         bench(rng)
         return 0
-    return 0 if run_all(rng, 1000) else 1
+    ok = run_all(rng, 1000)
+    if "gpu-map-loops" in all_passes():
+        ok &= run_mapped(rng)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
