@@ -226,6 +226,15 @@ def test_tiled_band_maps_tile_loops_to_blocks_and_point_loops_to_threads(
     assert {loop_name(op) for op in marked(kernel, "sequential")} == {"k_t", "k"}
 
 
+def test_partly_tiled_band_strip_mines_the_untiled_loop(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.matmul(40, 48, 20, rng)
+    assert plan_of(text, "loop-tile{tile-sizes=0,8}") == [("j_t", "j"), ("-", "i")]
+    module = mapped(text, "loop-tile{tile-sizes=0,8}")
+    (kernel,) = kernels_of(module)
+    assert mapping(kernel)["block_y"] == "i_t"  # made by the mapping, by the default 16
+    assert grid_and_block(launches(module)[0]) == ([6, 3, 1], [8, 16, 1])
+
+
 def test_triangular_loops_map_the_rectangular_one(rng: np.random.Generator) -> None:
     text, _, _ = kernels.syrk(19, 7, rng)
     assert plan_of(text) == [("-", "i")]  # j's bounds depend on i: not on the host
@@ -526,6 +535,7 @@ def _check(text: str, fn: str, arrays: list[np.ndarray], pre: str = "", **option
         (TILED_SHARED, {}),
         (TILED_SHARED, {"block": (4, 2), "grid": (2, 3)}),
         ("loop-tile{tile-sizes=8,8,4},promote{loop=k_t memory-space=shared}", {}),
+        ("loop-tile{tile-sizes=0,8}", {}),
     ],
 )
 def test_matmul_runs(pre: str, options: dict[str, object], rng: np.random.Generator) -> None:

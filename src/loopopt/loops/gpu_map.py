@@ -94,28 +94,28 @@ def constant_trip(loop: affine.ForOp) -> int | None:
 
 
 def realize(plan: KernelPlan, pass_name: str) -> tuple[affine.ForOp, list[MappedDim]]:
-    """The nest root and its dimensions, x first; untiled loops are tiled by the block size."""
-    chosen = plan.chosen
-    if chosen[0].tile is not None:
-        dims = [
-            MappedDim(AXES[d], c.tile, c.point, plan.blocks[d], plan.caps[d])
-            for d, c in enumerate(chosen)
-            if c.tile is not None
-        ]
-        root = plan.root
-    else:
-        band = perfect_band(plan.root)
-        positions = [next(p for p, loop in enumerate(band) if loop is c.point) for c in chosen]
-        sizes = [0] * (max(positions) + 1)
-        for d, p in enumerate(positions):
-            sizes[p] = plan.blocks[d]
+    """The nest root and its dimensions, x first; untiled loops are tiled by their block size
+    first (their tile loops become the outermost loops of the nest)."""
+    band = perfect_band(plan.root)
+    untiled = {
+        next(p for p, loop in enumerate(band) if loop is c.point): d
+        for d, c in enumerate(plan.chosen)
+        if c.tile is None
+    }
+    pairs: list[tuple[affine.ForOp, affine.ForOp]] = [
+        (c.tile, c.point) if c.tile is not None else (c.point, c.point) for c in plan.chosen
+    ]
+    root = plan.root
+    if untiled:
+        sizes = [plan.blocks[untiled[p]] if p in untiled else 0 for p in range(max(untiled) + 1)]
         tiles, points = tile_band(band, sizes, pass_name)
-        tile_at = dict(zip([p for p, s in enumerate(sizes) if s > 0], tiles, strict=True))
-        dims = [
-            MappedDim(AXES[d], tile_at[p], points[p], plan.blocks[d], plan.caps[d])
-            for d, p in enumerate(positions)
-        ]
+        for tile, p in zip(tiles, sorted(untiled), strict=True):
+            pairs[untiled[p]] = (tile, points[p])
         root = tiles[0]
+    dims = [
+        MappedDim(AXES[d], tile, point, plan.blocks[d], plan.caps[d])
+        for d, (tile, point) in enumerate(pairs)
+    ]
     for dim in dims:
         dim.trip = constant_trip(dim.tile)
     return root, dims
@@ -123,17 +123,17 @@ def realize(plan: KernelPlan, pass_name: str) -> tuple[affine.ForOp, list[Mapped
 
 @dataclass
 class LaunchSizes:
-    """Host values of the grid and block sizes (x, y, z), a condition that the grid is not
-    empty (None: known), and whether it is known to be empty."""
+    """Host values of the grid and block sizes (x, y, z), and a condition that the grid is
+    not empty (None: it has constant sizes)."""
 
     grid: list[SSAValue]
     block: list[SSAValue]
     nonempty: SSAValue | None
-    empty: bool
 
 
 def launch_sizes(dims: Sequence[MappedDim], before: Operation) -> LaunchSizes:
-    """Compute the launch sizes on the host, before `before`."""
+    """Compute the launch sizes on the host, before `before` (a constant trip count of 0 is
+    the caller's to handle: the nest never runs)."""
     ops: list[Operation] = []
     constants: dict[int, SSAValue] = {}
 
@@ -148,14 +148,12 @@ def launch_sizes(dims: Sequence[MappedDim], before: Operation) -> LaunchSizes:
     by_axis = {dim.axis: dim for dim in dims}
     grid: list[SSAValue] = []
     conditions: list[SSAValue] = []
-    empty = False
     for axis in AXES:
         dim = by_axis.get(axis)
         if dim is None:
             grid.append(constant(1))
         elif dim.trip is not None:
             grid.append(constant(min(dim.trip, dim.cap)))
-            empty = empty or dim.trip == 0
         else:
             builder = BoundBuilder()
             step = step_of(dim.tile)
@@ -183,7 +181,7 @@ def launch_sizes(dims: Sequence[MappedDim], before: Operation) -> LaunchSizes:
     host = before.parent_block()
     assert host is not None
     host.insert_ops_before(ops, before)
-    return LaunchSizes(grid, block, nonempty, empty)
+    return LaunchSizes(grid, block, nonempty)
 
 
 @dataclass

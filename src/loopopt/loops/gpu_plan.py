@@ -7,17 +7,19 @@
     } } }                                       (k carries C[i, j] → C[i, j]: sequential)
 
 Candidates come from the *parallel prefix* of the nest's perfect band (the outermost loops that
-carry no dependence, by the exact analysis). A tiled band (`loop-tile`) offers its tile loops
-`i_t` (step S over the original range) as blocks and their point loops `i` (from `i_t` to
-min(i_t + S, ub)) as threads; an untiled band offers its loops, to be strip-mined by the block
-size. Up to three candidates are mapped: threadIdx.x gets the loop that indexes the contiguous
-(last) dimension with stride 1 in the most accesses (ties: the one most stores are contiguous
-in, then the innermost), y and z the innermost others whose thread loops still form one
-perfect chain. Block sizes: `block=` (x, y, z; missing trailing sizes are 1), else the tile
-sizes of a tiled band, else 256, 16x16 or 16x4x4 threads. `grid=` caps the blocks per
-dimension (default: the device limits 2^31-1, 65535, 65535); larger ranges loop over blocks.
+carry no dependence, by the exact analysis) whose bounds the host can compute. A tile loop
+`i_t` (step S over the original range, from `loop-tile`) offers itself as blocks and its point
+loop `i` (from `i_t` to min(i_t + S, ub)) as threads; any other loop of the prefix is
+strip-mined by the block size (blocks of its iterations, one per thread). Up to three
+candidates are mapped: threadIdx.x gets the loop that indexes the contiguous (last) dimension
+with stride 1 in the most accesses (ties: the one most stores are contiguous in, then the
+innermost), y and z the innermost others whose thread loops still form one perfect chain
+inside all chosen tile loops. Block sizes: `block=` (x, y, z; missing trailing sizes are 1),
+else the tile size of a tiled loop, else 256, 16x16 or 16x4x4 threads. `grid=` caps the blocks
+per dimension (default: the device limits 2^31-1, 65535, 65535); larger ranges loop over
+blocks.
 
-Not checked here: what lies between the tile and point loops (`gpu_map` validates it).
+Not checked here: what lies between the tile and point loops (`gpu_kernel` validates it).
 """
 
 from __future__ import annotations
@@ -189,13 +191,13 @@ def candidates(root: affine.ForOp) -> list[Candidate] | None:
         point = point_loop_of(loop)
         if point is not None and point in parallel and host_bounded(loop, root):
             tiled.append(Candidate(loop, point))
-    if tiled:
-        return tiled
-    return [
+    paired = {c.point for c in tiled} | {c.tile for c in tiled}
+    untiled = [
         Candidate(None, loop)
         for loop in prefix
-        if host_bounded(loop, root) and COPY not in loop.attributes
+        if loop not in paired and host_bounded(loop, root) and COPY not in loop.attributes
     ]
+    return tiled + untiled
 
 
 def choose(found: Sequence[Candidate], accesses: Sequence[Access]) -> list[Candidate]:
@@ -238,10 +240,11 @@ def block_sizes(
         )
     if block:
         sizes = (*block, *(1,) * (n - len(block)))
-    elif chosen[0].tile is None:
-        sizes = DEFAULT_BLOCKS[n]
     else:
-        sizes = tuple(step_of(c.tile) // step_of(c.point) for c in chosen if c.tile is not None)
+        sizes = tuple(
+            DEFAULT_BLOCKS[n][d] if c.tile is None else step_of(c.tile) // step_of(c.point)
+            for d, c in enumerate(chosen)
+        )
     for d, size in enumerate(sizes):
         if size < 1 or size > BLOCK_LIMITS[d]:
             raise LoopoptError(
