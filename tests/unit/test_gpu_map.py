@@ -17,6 +17,7 @@ from loopopt.analysis.divergence import Divergence, check_barriers, misplaced_ba
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
+from loopopt.loops.gpu_barrier import Requirement, place_barriers
 from loopopt.loops.gpu_map import MAPPING
 from loopopt.loops.gpu_plan import (
     extent_bound,
@@ -453,6 +454,37 @@ def test_checker_refuses_barriers_under_thread_dependent_control(body: str, culp
         check_barriers(kernel, "test")
 
 
+@pytest.mark.parametrize(
+    "pre",
+    [
+        TILED_SHARED,
+        "loop-tile{tile-sizes=8,8,4},promote{loop=k_t memory-space=shared}",
+        "loop-tile{tile-sizes=8,8,4},promote{loop=j_t arrays=C memory-space=shared},"
+        "promote{loop=k_t arrays=A,B memory-space=shared}",
+    ],
+)
+def test_every_barrier_is_reached_by_every_thread(pre: str, rng: np.random.Generator) -> None:
+    text, _, _ = kernels.matmul(37, 29, 23, rng)
+    for options in ({}, {"block": (4, 2)}, {"grid": (2, 2)}):
+        for kernel in kernels_of(mapped(text, pre, **options)):
+            assert [op for op in kernel.walk() if isinstance(op, gpu.BarrierOp)]
+            assert misplaced_barriers(kernel) == []
+
+
+def test_a_barrier_needed_in_thread_dependent_code_is_refused() -> None:
+    kernel = _kernel(
+        "%z = arith.constant 0.0 : f32\n"
+        "affine.if affine_set<(d0) : (d0 - 2 >= 0)>(%tx) {\n"
+        "  affine.store %z, %A[%tx] : memref<64xf32>\n"
+        "  %v = affine.load %A[0] : memref<64xf32>\n"
+        "}"
+    )
+    store, load = (op for op in kernel.walk() if isinstance(op, affine.StoreOp | affine.LoadOp))
+    requirement = Requirement(store, load, None, "A[tx] → A[0]")
+    with pytest.raises(LoopoptError, match="inside a thread-dependent affine.if"):
+        place_barriers(kernel, [requirement], "test")
+
+
 def test_divergence_of_values() -> None:
     kernel = _kernel(
         "%i = affine.apply affine_map<(d0, d1) -> (d0 * 16 + d1)>(%bx, %tx)\n"
@@ -516,9 +548,12 @@ def test_thread_shared_buffer_must_be_in_workgroup_memory(rng: np.random.Generat
 
 
 def _check(text: str, fn: str, arrays: list[np.ndarray], pre: str = "", **options: object) -> None:
+    """Emulated kernels compute what the nest did; threads run in both orders where barriers
+    order them (without barriers, any order gives the same result)."""
     expected = run(text, fn, arrays)
     after = str(mapped(text, pre, **options))
-    for reverse in (False, True):
+    orders = (False, True) if "gpu.barrier" in after else (False,)
+    for reverse in orders:
         module = parse_module(after)
         emulate(module, reverse=reverse)
         got = [a.copy() for a in arrays]
