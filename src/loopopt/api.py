@@ -23,7 +23,6 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects.nvvm import NVVM
 from loopopt.universe import all_passes
 
 Target = Literal["gpu", "cpu", "auto"]
@@ -62,7 +61,7 @@ def compile(
 
     if target == "auto":
         target = "gpu" if cuda.available() else "cpu"
-    ctx = _context()
+    ctx = make_context()
     module = (
         parse_module(module_or_text, "<compile>", ctx)
         if isinstance(module_or_text, str)
@@ -72,13 +71,6 @@ def compile(
     if target == "cpu":
         return Compiled("cpu", _compile_cpu(ctx, module, func, passes))
     return Compiled("gpu", _compile_gpu(ctx, module, func, passes, arch))
-
-
-def _context() -> Context:
-    ctx = make_context()
-    if ctx.get_optional_dialect("nvvm") is None:
-        ctx.load_dialect(NVVM)
-    return ctx
 
 
 def _passes(pipeline: str) -> list[ModulePass]:

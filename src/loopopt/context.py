@@ -15,6 +15,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
+from loopopt.dialects.nvvm import NVVM
 
 
 def make_context() -> Context:
@@ -30,6 +31,7 @@ def make_context() -> Context:
         memref.MemRef,
         cf.Cf,
         gpu.GPU,
+        NVVM,
         llvm.LLVM,
     ):
         ctx.load_dialect(dialect)

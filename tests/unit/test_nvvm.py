@@ -7,8 +7,7 @@ from gpu_kernels import MATMUL, TRANSPOSE, WARP_SUM
 from xdsl.dialects import func, gpu, llvm
 from xdsl.dialects.builtin import ModuleOp, f32, i32
 
-from loopopt.api import _context
-from loopopt.context import parse_module
+from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.nvvm import SREG_OPS, Barrier0Op, ShflSyncOp, read_sreg
 from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, lower_gpu_to_nvvm
@@ -27,7 +26,7 @@ NVVM_TEXT = """func.func @f(%x: f32, %y: i32) -> f32 {
 
 
 def _parse(text: str) -> ModuleOp:
-    return parse_module(text, "<test>", _context())
+    return parse_module(text, "<test>", make_context())
 
 
 def test_sreg_ops_name_their_intrinsics() -> None:

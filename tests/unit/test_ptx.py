@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from gpu_kernels import ALL, MATH, MATMUL, REVERSE_CHUNKS, TRANSPOSE, VADD, WARP_SUM
 
-from loopopt.api import _context
 from loopopt.backend.libdevice import find_libdevice
 from loopopt.backend.ptx import (
     ARCHS,
@@ -21,7 +20,7 @@ from loopopt.backend.ptx import (
     gpu_modules,
     module_to_ptx,
 )
-from loopopt.context import parse_module
+from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
 
 PTXAS = find_ptxas()
@@ -29,7 +28,7 @@ needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
 
 
 def _ptx(text: str, arch: str = "sm_90") -> str:
-    return module_to_ptx(parse_module(text, "<test>", _context()), arch)
+    return module_to_ptx(parse_module(text, "<test>", make_context()), arch)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +53,7 @@ def test_kernel_is_an_entry_with_pointer_and_size_params() -> None:
 
 
 def test_kernels_get_the_ptx_kernel_calling_convention() -> None:
-    gmod = gpu_modules(parse_module(MATMUL, "<test>", _context()))[0]
+    gmod = gpu_modules(parse_module(MATMUL, "<test>", make_context()))[0]
     from loopopt.lowering.gpu_to_nvvm import lower_gpu_module
 
     lower_gpu_module(gmod)

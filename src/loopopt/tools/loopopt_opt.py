@@ -24,7 +24,6 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from loopopt.context import make_context, parse_chunk, verify_ir
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects.nvvm import NVVM
 from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
 from loopopt.universe import all_passes
 
@@ -135,8 +134,6 @@ class Driver:
     def __init__(self, args: argparse.Namespace, passes: dict[str, Callable[[], type[ModulePass]]]):
         self.args = args
         self.ctx = make_context()
-        if self.ctx.get_optional_dialect("nvvm") is None:
-            self.ctx.load_dialect(NVVM)
         try:
             self.pipeline = PassPipeline.parse_spec(passes, args.passes, self._between_passes)
         except (ValueError, TypeError) as e:
