@@ -542,6 +542,19 @@ def test_thread_shared_buffer_must_be_in_workgroup_memory(rng: np.random.Generat
     text, _, _ = kernels.matmul(37, 29, 23, rng)
     with pytest.raises(LoopoptError, match="A_local is allocated outside the thread-mapped"):
         mapped(text, "loop-tile{tile-sizes=8,8,4},promote{loop=k_t arrays=A}")
+    with pytest.raises(LoopoptError, match="A_shared is allocated inside the thread-mapped loop"):
+        mapped(text, "loop-tile{tile-sizes=8,8,4},promote{loop=k arrays=A memory-space=shared}")
+
+
+def test_thread_private_buffers_stay_sequential_in_each_thread(rng: np.random.Generator) -> None:
+    """A local buffer under the thread-mapped loops belongs to one thread: its copies are not
+    spread and need no barrier."""
+    text, fn, arrays = kernels.matmul(37, 29, 23, rng)
+    pre = "loop-tile{tile-sizes=8,8,4},promote{loop=k arrays=C}"
+    (kernel,) = kernels_of(mapped(text, pre))
+    assert not marked(kernel, "threads")
+    assert not [op for op in kernel.walk() if isinstance(op, gpu.BarrierOp)]
+    _check(text, fn, arrays, pre)
 
 
 # Execution on the CPU: the emulated kernels compute what the nests did.

@@ -144,6 +144,8 @@ def place_barriers(kernel: Operation, requirements: Sequence[Requirement], pass_
     linear: dict[Block, list[tuple[Operation, Operation]]] = {}
     cyclic: dict[Block, list[tuple[Operation, Operation]]] = {}
     for req in requirements:
+        if req.carrier is not None and not kernel.is_ancestor(req.carrier):
+            raise LoopoptError(f"internal: {pass_name}: the loop carrying {req.why} is gone")
         block = (
             common_block(req.source, req.sink) if req.carrier is None else req.carrier.body.block
         )

@@ -89,9 +89,17 @@ def copy_buffer(nest: affine.ForOp) -> SSAValue | None:
 
 def scan_block_level(root: Operation, thread_root: Operation, pass_name: str) -> BlockLevel:
     """Sort the block-level ops of `root` (all but `thread_root`'s subtree); diagnostics for
-    what cannot run there."""
+    what cannot run there, and for workgroup buffers inside `thread_root`."""
     level = BlockLevel()
     _scan(root, thread_root, level, pass_name)
+    for op in thread_root.walk():
+        if isinstance(op, memref.AllocaOp | memref.AllocOp) and is_shared(op.results[0].type):
+            raise LoopoptError(
+                f"{pass_name}: workgroup buffer {_buffer_name(op.results[0])} is allocated "
+                f"inside the thread-mapped loop '{describe_loop(thread_root)}', where every "
+                "thread would fill it; promote it under a loop outside the thread-mapped loops",
+                op=op,
+            )
     return level
 
 
