@@ -98,6 +98,36 @@ func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
 }
 """
 
+JACOBI_2D = """
+func.func @jacobi2d(%A: memref<34x34xf32>, %B: memref<34x34xf32>, %steps: index) {
+  %fifth = arith.constant 0.2 : f32
+  affine.for %t = 0 to %steps {
+    affine.for %i = 1 to 33 {
+      affine.for %j = 1 to 33 {
+        %c = affine.load %A[%i, %j] : memref<34x34xf32>
+        %n = affine.load %A[%i - 1, %j] : memref<34x34xf32>
+        %s = affine.load %A[%i + 1, %j] : memref<34x34xf32>
+        %w = affine.load %A[%i, %j - 1] : memref<34x34xf32>
+        %e = affine.load %A[%i, %j + 1] : memref<34x34xf32>
+        %s0 = arith.addf %c, %n : f32
+        %s1 = arith.addf %s0, %s : f32
+        %s2 = arith.addf %s1, %w : f32
+        %s3 = arith.addf %s2, %e : f32
+        %v = arith.mulf %s3, %fifth : f32
+        affine.store %v, %B[%i, %j] : memref<34x34xf32>
+      } {loopopt.name = "j"}
+    } {loopopt.name = "i"}
+    affine.for %i2 = 1 to 33 {
+      affine.for %j2 = 1 to 33 {
+        %v = affine.load %B[%i2, %j2] : memref<34x34xf32>
+        affine.store %v, %A[%i2, %j2] : memref<34x34xf32>
+      } {loopopt.name = "j2"}
+    } {loopopt.name = "i2"}
+  } {loopopt.name = "t"}
+  return
+}
+"""
+
 PREFIX_SUM = """
 func.func @prefix(%A: memref<64xf32>) {
   affine.for %i = 1 to 64 {
@@ -613,6 +643,21 @@ def test_transpose_cube_and_block_store_run(rng: np.random.Generator) -> None:
             rng.standard_normal(40).astype(np.float32),
         ],
     )
+
+
+def test_jacobi_2d_time_loop_on_the_host_runs(rng: np.random.Generator) -> None:
+    """Launches in the host's time loop; the stencil's tile and halo in shared memory."""
+    arrays = [rng.standard_normal((34, 34)).astype(np.float32) for _ in range(2)]
+    expected = run(JACOBI_2D, "jacobi2d", [*arrays, np.int64(3)])[:2]
+    shared = "loop-tile{tile-sizes=16,8 loops=i,j},promote{loop=j_t arrays=A memory-space=shared}"
+    for pre in ("", shared):
+        module = mapped(JACOBI_2D, pre)
+        assert len(launches(module)) == 2
+        emulate(module, reverse=True)
+        got = [a.copy() for a in arrays]
+        run_function(module, "jacobi2d", [*got, 3])
+        for e, g in zip(expected, got, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
 
 
 def test_dynamic_sizes_run(rng: np.random.Generator) -> None:
