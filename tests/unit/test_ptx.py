@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from equivalence import transform
 from gpu_kernels import ALL, MATH, MATMUL, REVERSE_CHUNKS, TRANSPOSE, VADD, WARP_SUM
+from kernels import matmul
 
 from loopopt.backend.libdevice import find_libdevice
 from loopopt.backend.ptx import (
@@ -155,3 +158,15 @@ def test_ptxas_assembles(name: str, arch: str) -> None:
 def test_ptxas_errors_are_diagnostics() -> None:
     with pytest.raises(LoopoptError, match="ptxas failed"):
         assemble(".version 7.8\n.target sm_90\n.address_size 64\nbogus;\n", "sm_90", PTXAS)
+
+
+def test_two_shared_buffers_of_different_sizes_lower_to_ptx() -> None:
+    """Each shared buffer has its own array type; the generic-pointer intrinsic is shared."""
+    text, _, _ = matmul(100, 90, 70, np.random.default_rng(0))
+    pipeline = (
+        "loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},"
+        "gpu-map-loops,loopopt-lower-gpu-to-nvvm"
+    )
+    ptx = module_to_ptx(parse_module(transform(text, pipeline), "<test>", make_context()))
+    assert ptx.count(".shared .align 16 .b8") == 2
+    assert "ld.shared" in ptx and "st.shared" in ptx

@@ -110,9 +110,13 @@ class SharedLayout:
         slot = self.slots.get(op)
         if slot is None:
             return None
-        address = llvm.AddressOfOp(slot.name, llvm.LLVMPointerType(IntAttr(SHARED_SPACE)))
-        generic = llvm.CallIntrinsicOp("llvm.nvvm.ptr.shared.to.gen.p0.p3", [address.result], [PTR])
-        ops: list[Operation] = [address, generic]
+        shared_ptr = llvm.LLVMPointerType(IntAttr(SHARED_SPACE))
+        address = llvm.AddressOfOp(slot.name, shared_ptr)
+        # A no-op cast to the opaque `ptr addrspace(3)`: llvmlite types the global's address by
+        # its array type, and the intrinsic is declared once for all buffers of a module.
+        opaque = llvm.BitcastOp(address.result, shared_ptr)
+        generic = llvm.CallIntrinsicOp("llvm.nvvm.ptr.shared.to.gen.p0.p3", [opaque.result], [PTR])
+        ops: list[Operation] = [address, opaque, generic]
         pointer = generic.results[0]
         if slot.name == DYNAMIC_SHARED_NAME and slot.offset:
             offset = llvm.GEPOp(pointer, [slot.offset], i8)
