@@ -92,18 +92,24 @@ def run_mapped(rng: np.random.Generator) -> bool:
         "jacobi_1d": kernels.jacobi_1d(5, 100, rng),
         "wavefront": kernels.wavefront(20, 30, rng),
     }
+    pipelines = {name: "gpu-map-loops" for name in cases}
+    cases["matmul tiled+shared"] = kernels.matmul(100, 90, 70, rng)
+    pipelines["matmul tiled+shared"] = (
+        "loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},"
+        "gpu-map-loops"
+    )
     ok = True
     for name, (text, func, arrays) in cases.items():
         expected = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
         loopopt.compile(text, func=func, target="cpu")(*expected)
         got = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
-        loopopt.compile(text, func=func, pipeline="gpu-map-loops", target="gpu")(*got)
+        loopopt.compile(text, func=func, pipeline=pipelines[name], target="gpu")(*got)
         same = all(
             np.allclose(g, e, rtol=1e-4, atol=1e-5)
             for g, e in zip(got, expected, strict=True)
             if isinstance(e, np.ndarray)
         )
-        ok &= check(f"{name} (gpu-map-loops)", same)
+        ok &= check(f"{name} ({pipelines[name]})", same)
     return ok
 
 
