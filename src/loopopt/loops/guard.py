@@ -11,6 +11,8 @@ and peel guard the copies that may run past it instead (a conjunction, a valid i
 `is_valid_symbol` is upstream's rule for the values whose min/max may still be materialized.
 `guarded_copy` clones statements into the then-region of a new `affine.if`; values the copy
 defines that are used after it come out as the if's results (the else-region yields fallbacks).
+`IterationDomain` proves a guard always holds (islpy) so that it can be left out: with
+`%it = 0 to 32 step 8`, `%i + 3 <= 31` holds in `%i = %it to min(%it + 8, 32) step 4`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import islpy as isl
 from xdsl.dialects import affine, memref
 from xdsl.dialects.builtin import AffineSetAttr, IndexType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
@@ -25,7 +28,9 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.ir.affine.affine_set import AffineConstraintExpr, AffineConstraintKind, AffineSet
 from xdsl.traits import ConstantLike, IsolatedFromAbove, is_side_effect_free, is_speculatable
 
+from loopopt.analysis.footprint import isl_expr
 from loopopt.dialects.affine_ext import IfOp, MaxOp
+from loopopt.loops.nest import step_of
 
 
 def _top_level(value: SSAValue) -> bool:
@@ -97,25 +102,142 @@ def new_if(guard: Guard, then_block: Block, else_block: Block | None) -> IfOp:
     )
 
 
+def _speculatable(op: Operation, guarded: set[SSAValue]) -> bool:
+    """Whether `op` may run even where its copy is guarded off: a pure op or a stack
+    allocation, with no region and no operand computed under the guard."""
+    if op.regions or any(v in guarded for v in op.operands):
+        return False
+    return isinstance(op, memref.AllocaOp) or (is_side_effect_free(op) and is_speculatable(op))
+
+
 def guarded_copy(
     ops: Sequence[Operation],
     mapper: dict[SSAValue, SSAValue],
     guard: Guard,
     escaping: Sequence[SSAValue],
     fallback: Sequence[SSAValue],
-) -> IfOp:
-    """Clone `ops` (through `mapper`) into an affine.if on `guard`, not inserted anywhere.
+) -> list[Operation]:
+    """Clone `ops` (through `mapper`) under an affine.if on `guard`; returns the new ops, to be
+    inserted in order: copies of the speculatable ops (constants, arithmetic and allocas that
+    use nothing computed under the guard), then the if with the rest.
 
-    The if yields the copies of `escaping` (the else-region yields `fallback`, values of the
-    same types), and `mapper` then maps each value of `escaping` to the if's result.
+    The if yields the copies of those values of `escaping` it computes (the else-region yields
+    the matching `fallback` values, of the same types); `mapper` then maps each value of
+    `escaping` to its copy outside the if.
     """
+    hoisted: list[Operation] = []
+    outside: set[SSAValue] = set()
     then_block = Block()
+    guarded: set[SSAValue] = set()
     for op in ops:
-        then_block.add_op(op.clone(value_mapper=mapper))
-    then_block.add_op(affine.YieldOp.get(*(mapper.get(v, v) for v in escaping)))
-    else_block = Block([affine.YieldOp.get(*fallback)]) if escaping else None
+        copy = op.clone(value_mapper=mapper)
+        if _speculatable(op, guarded):
+            hoisted.append(copy)
+            outside.update(op.results)
+        else:
+            then_block.add_op(copy)
+            guarded.update(op.results)
+    pairs = [(v, f) for v, f in zip(escaping, fallback, strict=True) if v not in outside]
+    if not then_block.ops and not pairs:
+        return hoisted
+    then_block.add_op(affine.YieldOp.get(*(mapper.get(v, v) for v, _ in pairs)))
+    else_block = Block([affine.YieldOp.get(*(f for _, f in pairs))]) if pairs else None
     if_op = new_if(guard, then_block, else_block)
-    for value, result in zip(escaping, if_op.results, strict=True):
+    for (value, _), result in zip(pairs, if_op.results, strict=True):
         result.name_hint = value.name_hint
         mapper[value] = result
-    return if_op
+    return [*hoisted, if_op]
+
+
+class IterationDomain:
+    """The iterations of `loops` (outermost first, each nested in the previous) as an isl set,
+    over-approximated: their bounds, the stride of each loop with a one-result lower bound (the
+    innermost one's `step` may be given) and the conditions of the affine.if ops whose
+    then-region holds the innermost loop. Other values are unconstrained parameters."""
+
+    def __init__(self, loops: Sequence[affine.ForOp], step: int | None = None) -> None:
+        self._names: dict[SSAValue, str] = {}
+        self._params: list[str] = []
+        self._vars = [f"v{k}" for k in range(len(loops))]
+        self._exists: list[str] = []
+        self._constraints: list[str] = []
+        for k, loop in enumerate(loops):
+            self._names[loop.body.block.args[0]] = f"v{k}"
+        try:
+            for k, loop in enumerate(loops):
+                last = k == len(loops) - 1
+                self._add_loop(k, loop, step if last and step is not None else step_of(loop))
+            if loops:
+                self._add_conditions(loops[-1])
+            self.valid = True
+        except (ValueError, isl.Error):
+            self.valid = False
+
+    def _name(self, value: SSAValue) -> str:
+        if value not in self._names:
+            self._names[value] = f"p{len(self._params)}"
+            self._params.append(self._names[value])
+        return self._names[value]
+
+    def _isl(self, expr: AffineExpr, amap: AffineMap, operands: Sequence[SSAValue]) -> str:
+        names = [self._name(v) for v in operands]
+        return isl_expr(expr, names[: amap.num_dims], names[amap.num_dims :])
+
+    def _add_loop(self, k: int, loop: affine.ForOp, step: int) -> None:
+        lower, upper = loop.lowerBoundMap.data, loop.upperBoundMap.data
+        lowers = [self._isl(r, lower, loop.lowerBoundOperands) for r in lower.results]
+        uppers = [self._isl(r, upper, loop.upperBoundOperands) for r in upper.results]
+        self._constraints += [f"v{k} >= {r}" for r in lowers]
+        self._constraints += [f"v{k} < {r}" for r in uppers]
+        if step > 1 and len(lowers) == 1:
+            self._exists.append(f"e{k}")
+            self._constraints.append(f"v{k} = {lowers[0]} + {step} * e{k}")
+
+    def _add_conditions(self, op: Operation) -> None:
+        child, parent = op, op.parent_op()
+        while parent is not None:
+            if isinstance(parent, IfOp) and child.parent_region() is parent.then_region:
+                aset = parent.condition.data
+                amap = AffineMap(aset.num_dims, aset.num_symbols, ())
+                for c in aset.constraints:
+                    lhs, rhs = (
+                        self._isl(c.lhs, amap, parent.args),
+                        self._isl(c.rhs, amap, parent.args),
+                    )
+                    self._constraints.append(f"{lhs} {c.kind.value.replace('==', '=')} {rhs}")
+            child, parent = parent, parent.parent_op()
+
+    def _nonempty(self, extra: Sequence[str]) -> bool:
+        """Whether some iteration satisfies `extra` too (True when that cannot be decided)."""
+        constraints = " and ".join([*self._constraints, *extra]) or "true"
+        if self._exists:
+            constraints = f"exists ({', '.join(self._exists)} : {constraints})"
+        text = f"[{', '.join(self._params)}] -> {{ [{', '.join(self._vars)}] : {constraints} }}"
+        try:
+            return not isl.Set(text).is_empty()
+        except isl.Error:
+            return True
+
+    def _conditions(self, exprs: Sequence[AffineExpr], values: Sequence[SSAValue]) -> list[str]:
+        amap = AffineMap(len(values), 0, ())
+        return [f"{self._isl(e, amap, values)} >= 0" for e in exprs]
+
+    def holds(self, expr: AffineExpr, values: Sequence[SSAValue]) -> bool:
+        """Whether `expr >= 0` (an expression over dims standing for `values`) holds in every
+        iteration; False when that cannot be proved."""
+        if not self.valid:
+            return False
+        try:
+            [condition] = self._conditions([expr], values)
+        except ValueError:
+            return False
+        return not self._nonempty([f"not ({condition})"])
+
+    def feasible(self, exprs: Sequence[AffineExpr], values: Sequence[SSAValue]) -> bool:
+        """Whether some iteration has every `expr >= 0`; True when that cannot be decided."""
+        if not self.valid:
+            return True
+        try:
+            return self._nonempty(self._conditions(exprs, values))
+        except ValueError:
+            return True

@@ -36,10 +36,11 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.guard import Guard, materializable, new_if
-from loopopt.loops.nest import body_ops, describe_loop, loops_in, step_of
+from loopopt.loops.guard import Guard, IterationDomain, materializable, new_if
+from loopopt.loops.nest import body_ops, describe_loop, enclosing_loops, loops_in, step_of
 from loopopt.loops.unroll import (
     Bound,
+    BoundKind,
     MapBuilder,
     defined_inside,
     lower_bound,
@@ -78,35 +79,59 @@ def _needs_version(bound: Bound) -> bool:
     return len(bound.map.results) > 1 and not materializable(bound.operands)
 
 
+def _narrow(bound: Bound, kind: BoundKind, loop: affine.ForOp) -> Bound:
+    """`bound` (a max or min of several results that no affine.max/min op can hold) reduced to
+    the result that is always the extreme one in the iterations of the loops around `loop`."""
+    if not _needs_version(bound):
+        return bound
+    builder = MapBuilder()
+    exprs = builder.exprs(bound)
+    domain = IterationDomain(enclosing_loops(loop))
+    for k, expr in enumerate(exprs):
+        gaps = [other - expr if kind == "min" else expr - other for other in exprs]
+        if all(domain.holds(gap, builder.values) for j, gap in enumerate(gaps) if j != k):
+            return builder.build([expr])
+    return bound
+
+
 def version_bounds(loop: affine.ForOp, *, lower: bool, upper: bool) -> list[affine.ForOp]:
     """Replace `loop` by one copy per choice of the result of its max lower bound (`lower`) and
     of its min upper bound (`upper`) that is the extreme one, each copy bounded by that result
     alone, in a chain of affine.if ops (`%l0 >= %l1` ...; the last copy runs in the innermost
-    else); returns the copies (`[loop]` when there is nothing to choose). Results flow out of
-    the ifs."""
+    else); returns the copies. Results flow out of the ifs.
+
+    Choices that are never extreme in the iterations of the enclosing loops are left out; a
+    choice that always is bounds `loop` itself, with no if (`[loop]` is returned)."""
     builder = MapBuilder()
     lowers, uppers = (builder.exprs(b) for b in _extreme_results(loop, builder))
     lower_choices = range(len(lowers)) if lower and len(lowers) > 1 else [None]
     upper_choices = range(len(uppers)) if upper and len(uppers) > 1 else [None]
-    choices = list(product(lower_choices, upper_choices))
-    if len(choices) == 1:
-        return [loop]
-    versions: list[affine.ForOp] = []
-    for low, up in choices:
-        version = loop.clone()
-        set_bounds(
-            version,
-            lower=builder.build([lowers[low]]) if low is not None else None,
-            upper=builder.build([uppers[up]]) if up is not None else None,
-        )
-        versions.append(version)
-    tail: Operation = versions[-1]
-    for (low, up), version in reversed(list(zip(choices[:-1], versions[:-1], strict=True))):
+    choices: list[tuple[tuple[int | None, int | None], list[AffineExpr]]] = []
+    for low, up in product(lower_choices, upper_choices):
         conditions: list[AffineExpr] = []
         if low is not None:
             conditions += [lowers[low] - other for j, other in enumerate(lowers) if j != low]
         if up is not None:
             conditions += [other - uppers[up] for j, other in enumerate(uppers) if j != up]
+        choices.append(((low, up), conditions))
+    domain = IterationDomain(enclosing_loops(loop))
+    always = [c for c in choices if all(domain.holds(e, builder.values) for e in c[1])]
+    possible = [c for c in choices if domain.feasible(c[1], builder.values)]
+    choices = always[:1] or possible or choices[-1:]
+
+    def bounded(version: affine.ForOp, low: int | None, up: int | None) -> affine.ForOp:
+        set_bounds(
+            version,
+            lower=builder.build([lowers[low]]) if low is not None else None,
+            upper=builder.build([uppers[up]]) if up is not None else None,
+        )
+        return version
+
+    if len(choices) == 1:
+        return [bounded(loop, *choices[0][0])]
+    versions = [bounded(loop.clone(), low, up) for (low, up), _ in choices]
+    tail: Operation = versions[-1]
+    for (_, conditions), version in reversed(list(zip(choices[:-1], versions[:-1], strict=True))):
         condition = builder.build(conditions)
         then_block = Block([version, affine.YieldOp.get(*version.results)])
         else_block = Block([tail, affine.YieldOp.get(*tail.results)])
@@ -250,10 +275,10 @@ def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> aff
             "no full tiles to separate",
             op=tile,
         )
-    end_bound = full_tile_end(tile, points)
+    end_bound = _narrow(full_tile_end(tile, points), "min", tile)
     step = step_of(tile)
     builder = MapBuilder()
-    lowers, _ = _extreme_results(tile, builder)
+    lowers = _narrow(_extreme_results(tile, builder)[0], "max", tile)
     if _needs_version(end_bound) or (step != 1 and _needs_version(lowers)):
         guard_full_tiles(tile, points)
         return None
@@ -264,7 +289,10 @@ def separate_full_tiles(tile: affine.ForOp, pass_name: str = "loop-peel") -> aff
     if step == 1:
         split_at = end
     else:
-        lower = single_lower(tile, builder)
+        if len(lowers.map.results) == 1:
+            [lower] = builder.exprs(lowers)
+        else:
+            lower = single_lower(tile, builder)
         split_at = lower + (end - lower).ceil_div(step) * step
     first_upper = builder.build([split_at])
     second_lower = builder.build([*builder.exprs(lower_bound(tile)), split_at], "max")

@@ -40,11 +40,12 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, Affine
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
-from loopopt.loops.guard import Guard, guarded_copy, materializable
+from loopopt.loops.guard import Guard, IterationDomain, guarded_copy, materializable
 from loopopt.loops.nest import (
     body_ops,
     constant_trip_count,
     describe_loop,
+    enclosing_loops,
     loop_name,
     loops_in,
     set_loop_name,
@@ -416,11 +417,12 @@ def split_off_remainder(loop: affine.ForOp, factor: int) -> affine.ForOp | None:
 def copy_guards(loop: affine.ForOp, factor: int) -> list[Guard | None] | None:
     """How unrolling `loop` by `factor` keeps the copies in bounds: None when the loop can be
     split into a main loop and a remainder (one-result bounds, or a max/min of valid symbols,
-    which an affine.max/min op can hold); else the guard of each copy u = 1 .. factor-1,
+    which an affine.max/min op can hold); else the guard of each copy u = 1 .. n (n < factor),
     `iv + u * step <= ub_k - 1` for each result ub_k of the upper bound (None: always runs).
 
-    A result a constant c above a one-result lower bound needs no guard when `factor` divides
-    its own trip count ceildiv(c, step): every group of `factor` iterations below it is full.
+    A constraint that holds in every iteration of the unrolled loop (`IterationDomain`) is left
+    out: `%i = %it to min(%it + 8, %n) step 4` needs no `%i + 3 <= %it + 7`. Copies from the
+    first one whose guard never holds on are left out (n is the last copy that may run).
     """
     builder = MapBuilder()
     lowers = builder.build(builder.exprs(lower_bound(loop)), "max")
@@ -428,21 +430,18 @@ def copy_guards(loop: affine.ForOp, factor: int) -> list[Guard | None] | None:
     if all(len(b.map.results) == 1 or materializable(b.operands) for b in (lowers, uppers)):
         return None
     step = step_of(loop)
+    domain = IterationDomain([*enclosing_loops(loop), loop], factor * step)
     iv = builder.value(loop.body.block.args[0])
-    lower_exprs = builder.exprs(lowers)
-    needed: list[AffineExpr] = []
-    for upper in builder.exprs(uppers):
-        if len(lower_exprs) == 1:
-            difference = _constant_difference(upper, lower_exprs[0], len(builder.values))
-            if difference is not None and -(-difference // step) % factor == 0:
-                continue
-        needed.append(upper)
     guards: list[Guard | None] = []
     for copy in range(1, factor):
+        needed = [upper - iv - (copy * step + 1) for upper in builder.exprs(uppers)]
+        if not domain.feasible(needed, builder.values):
+            break
+        needed = [c for c in needed if not domain.holds(c, builder.values)]
         if not needed:
             guards.append(None)
             continue
-        bound = builder.build([upper - iv - (copy * step + 1) for upper in needed])
+        bound = builder.build(needed)
         guards.append(Guard(bound.map, bound.operands))
     return guards
 
@@ -475,14 +474,15 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
     current = list(yielded)
     applies: list[affine.ApplyOp] = []
     first = body[0] if body else terminator
-    for copy in range(1, factor):
+    for copy in range(1, factor if guards is None else len(guards) + 1):
         apply = offset_apply(iv, copy * step, first)
         applies.append(apply)
         mapper: dict[SSAValue, SSAValue] = {iv: apply.result}
         mapper.update(zip(iter_args, current, strict=True))
         guard = guards[copy - 1] if guards is not None else None
         if guard is not None:
-            block.insert_op_before(guarded_copy(body, mapper, guard, yielded, current), terminator)
+            for op in guarded_copy(body, mapper, guard, yielded, current):
+                block.insert_op_before(op, terminator)
         else:
             for op in body:
                 block.insert_op_before(op.clone(value_mapper=mapper), terminator)

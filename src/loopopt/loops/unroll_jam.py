@@ -126,6 +126,10 @@ def unroll_jam(
     if first is None:
         return remainder
     applies = [offset_apply(block.args[0], copy * step, first) for copy in range(1, factor)]
+    if guards is not None:  # copies past the guards never run
+        for apply in applies[len(guards) :]:
+            block.erase_op(apply)
+        applies = applies[: len(guards)]
     copies = [
         Copy({block.args[0]: apply.result}, guards[index] if guards is not None else None)
         for index, apply in enumerate(applies)
@@ -191,9 +195,9 @@ def _replicate(run: list[Operation], copies: list[Copy]) -> None:
     for mapper, guard in copies:
         if guard is not None:
             fallback = [_fallback(value, block, mapper) for value in escaping]
-            if_op = guarded_copy(run, mapper, guard, escaping, fallback)
-            block.insert_op_after(if_op, last)
-            last = if_op
+            for op in guarded_copy(run, mapper, guard, escaping, fallback):
+                block.insert_op_after(op, last)
+                last = op
             continue
         for op in run:
             copy = op.clone(value_mapper=mapper)

@@ -1,6 +1,6 @@
 // REQUIRES: mlir-opt
 // Upstream MLIR 22 parses and verifies what loop-unroll, loop-unroll-jam and loop-peel print for
-// loops bounded by a min/max of loop IVs (point loops: min(%it + 4, 10)). An affine.min of IVs is
+// loops bounded by a min/max of loop IVs (point loops: min(%it + 4, 11)). An affine.min of IVs is
 // no valid dim upstream, so unrolled copies run under affine.if guards (iter_args come out of the
 // if), peeling versions the loop on which result of the bound is the min, and full-tiles versions
 // the tile body on whether the tile is full.
@@ -11,15 +11,16 @@
 // RUN: loopopt-opt %s -p 'loop-peel{full-tiles loop=js func=trapezoid}' | %mlir-opt | filecheck %s --check-prefix=TILES
 // RUN: loopopt-opt %s -p 'loop-unroll{unroll-factor=3 loop=i func=strips},loop-unroll-jam{unroll-jam-factor=2 loop=i func=tiled},loop-peel{loop=js count=-1 func=trapezoid}' | %mlir-opt --lower-affine | filecheck %s --check-prefix=LOWERED
 
-// Copy u of i runs under i + u <= min(is + 8, n) - 1: one constraint per result of the min.
-// UNROLL-DAG:   #[[SET1:.*]] = affine_set<(d0, d1)[s0] : (d0 - d1 + 6 >= 0, -d1 + s0 - 2 >= 0)>
+// Copy u of i runs under i + u <= min(is + 8, n) - 1: one constraint per result of the min but
+// those that always hold (copy 1: i + 1 <= is + 7 for i in is, is + 3, is + 6).
+// UNROLL-DAG:   #[[SET1:.*]] = affine_set<(d0)[s0] : (-d0 + s0 - 2 >= 0)>
 // UNROLL-DAG:   #[[SET2:.*]] = affine_set<(d0, d1)[s0] : (d0 - d1 + 5 >= 0, -d1 + s0 - 3 >= 0)>
 // UNROLL-LABEL: func.func @strips
 // UNROLL-SAME:    %[[N:[a-z0-9]+]]: index
 // UNROLL:       affine.for %[[IS:.*]] = 0 to %[[N]] step 8
 // UNROLL-NEXT:    affine.for %[[I:.*]] = #{{.*}}(%[[IS]]) to min #{{.*}}(%[[IS]])[%[[N]]] step 3 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // UNROLL:           %[[S0:.*]] = arith.addf %[[ACC]]
-// UNROLL-NEXT:      %[[S1:.*]] = affine.if #[[SET1]](%[[IS]], %[[I]])[%[[N]]] -> f32 {
+// UNROLL-NEXT:      %[[S1:.*]] = affine.if #[[SET1]](%[[I]])[%[[N]]] -> f32 {
 // UNROLL-NEXT:        affine.load %{{.*}}[%[[I]] + 1]
 // UNROLL-NEXT:        %[[T1:.*]] = arith.addf %[[S0]]
 // UNROLL-NEXT:        affine.yield %[[T1]] : f32
@@ -44,10 +45,10 @@ func.func @strips(%A: memref<?xf32>, %out: memref<1xf32>, %n: index) {
   return
 }
 
-// Jamming i (min(it + 4, 10)) into k: 2 divides the 4 iterations below it + 4, so the jammed
-// copy only checks i + 1 <= 9. The load before k yields the copy's value (else: the first
+// Jamming i (min(it + 4, 11)) into k: i + 1 <= it + 3 always holds, so the jammed copy only
+// checks i + 1 <= 10. The load before k yields the copy's value (else: the first
 // copy's), the update in k the new sum (else: the copy's own iter_arg); the store is guarded.
-// JAM-DAG:     #[[SET:.*]] = affine_set<(d0) : (-d0 + 8 >= 0)>
+// JAM-DAG:     #[[SET:.*]] = affine_set<(d0) : (-d0 + 9 >= 0)>
 // JAM-LABEL:   func.func @tiled
 // JAM:         affine.for %[[I:.*]] = #{{.*}}(%{{.*}}) to min #{{.*}}(%{{.*}}) step 2 {
 // JAM-NEXT:      affine.for %[[J:.*]] = 0 to 12 {
@@ -67,33 +68,33 @@ func.func @strips(%A: memref<?xf32>, %out: memref<1xf32>, %n: index) {
 // JAM-NEXT:          affine.store %[[R]]#1, %{{.*}}[%[[I]] + 1, %[[J]]]
 // JAM-NOT:     i_rem
 
-// Peeling the last 2 iterations of i: one version for each result of min(it + 4, 10).
-// PEEL-DAG:    #[[FULL:.*]] = affine_set<(d0) : (-d0 + 6 >= 0)>
+// Peeling the last 2 iterations of i: one version for each result of min(it + 4, 11).
+// PEEL-DAG:    #[[FULL:.*]] = affine_set<(d0) : (-d0 + 7 >= 0)>
 // PEEL-LABEL:  func.func @tiled
-// PEEL:        affine.for %[[IT:.*]] = 0 to 10 step 4 {
+// PEEL:        affine.for %[[IT:.*]] = 0 to 11 step 4 {
 // PEEL-NEXT:     affine.if #[[FULL]](%[[IT]]) {
 // PEEL-NEXT:       affine.for %{{.*}} = #{{.*}}(%[[IT]]) to #{{.*}}(%[[IT]]) {
 // PEEL:            } {loopopt.name = "i"}
 // PEEL-NEXT:       affine.for %{{.*}} = #{{.*}}(%[[IT]]) to #{{.*}}(%[[IT]]) {
 // PEEL:            } {loopopt.name = "i_peel"}
 // PEEL-NEXT:     } else {
-// PEEL-NEXT:       affine.for %{{.*}} = #{{.*}}(%[[IT]]) to 8 {
+// PEEL-NEXT:       affine.for %{{.*}} = #{{.*}}(%[[IT]]) to 9 {
 // PEEL:            } {loopopt.name = "i"}
-// PEEL-NEXT:       affine.for %{{.*}} = max #{{.*}}(%[[IT]]) to 10 {
+// PEEL-NEXT:       affine.for %{{.*}} = max #{{.*}}(%[[IT]]) to 11 {
 // PEEL:            } {loopopt.name = "i_peel"}
-func.func @tiled(%A: memref<10x7xf32>, %B: memref<7x12xf32>, %C: memref<10x12xf32>) {
-  affine.for %it = 0 to 10 step 4 {
-    affine.for %i = affine_map<(d0) -> (d0)>(%it) to min affine_map<(d0) -> (d0 + 4, 10)>(%it) {
+func.func @tiled(%A: memref<11x7xf32>, %B: memref<7x12xf32>, %C: memref<11x12xf32>) {
+  affine.for %it = 0 to 11 step 4 {
+    affine.for %i = affine_map<(d0) -> (d0)>(%it) to min affine_map<(d0) -> (d0 + 4, 11)>(%it) {
       affine.for %j = 0 to 12 {
-        %c0 = affine.load %C[%i, %j] : memref<10x12xf32>
+        %c0 = affine.load %C[%i, %j] : memref<11x12xf32>
         %r = affine.for %k = 0 to 7 iter_args(%acc = %c0) -> (f32) {
-          %a = affine.load %A[%i, %k] : memref<10x7xf32>
+          %a = affine.load %A[%i, %k] : memref<11x7xf32>
           %b = affine.load %B[%k, %j] : memref<7x12xf32>
           %p = arith.mulf %a, %b : f32
           %s = arith.addf %acc, %p : f32
           affine.yield %s : f32
         } {loopopt.name = "k"}
-        affine.store %r, %C[%i, %j] : memref<10x12xf32>
+        affine.store %r, %C[%i, %j] : memref<11x12xf32>
       } {loopopt.name = "j"}
     } {loopopt.name = "i"}
   } {loopopt.name = "it"}

@@ -206,14 +206,14 @@ func.func @triangular(%C: memref<8x8xf32>) {
 
 // A point loop ending at min(is + 6, n): no affine.min of the IV %is may be a bound operand
 // (upstream MLIR rejects it as a dim), so there is no remainder: copy u runs under an affine.if
-// on i + u <= min(is + 6, n) - 1, one constraint per result; with a factor that divides the 6
-// iterations up to is + 6 (2, with loop=i), only the one against n.
+// on i + u <= min(is + 6, n) - 1, one constraint per result, but for those that hold in every
+// iteration: i + 1 <= is + 5 for i in is, is + 4 (and for every copy when the factor is 2).
 // CHECK-LABEL: func.func @point_loop
 // CHECK-SAME:    %[[N:[a-zA-Z0-9_]+]]: index
 // CHECK:       affine.for %[[IS:.*]] = 0 to %[[N]] step 6 {
 // CHECK-NEXT:    affine.for %[[I:.*]] = affine_map<(d0) -> (d0)>(%[[IS]]) to min affine_map<(d0)[s0] -> ((d0 + 6), s0)>(%[[IS]])[%[[N]]] step 4 {
 // CHECK-NEXT:      affine.load %{{.*}}[%[[I]]]
-// CHECK:           affine.if affine_set<(d0, d1)[s0] : (((d0 + (d1 * -1)) + 4) >= 0, (((d1 * -1) + s0) + -2) >= 0)>(%[[IS]], %[[I]])[%[[N]]] {
+// CHECK:           affine.if affine_set<(d0)[s0] : ((((d0 * -1) + s0) + -2) >= 0)>(%[[I]])[%[[N]]] {
 // CHECK-NEXT:        affine.load %{{.*}}[%[[I]] + 1]
 // CHECK:           affine.if affine_set<(d0, d1)[s0] : (((d0 + (d1 * -1)) + 2) >= 0, (((d1 * -1) + s0) + -4) >= 0)>(%[[IS]], %[[I]])[%[[N]]] {
 // CHECK-NEXT:        affine.load %{{.*}}[%[[I]] + 3]
