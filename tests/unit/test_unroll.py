@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import IfOp
+from loopopt.loops.guard import is_valid_symbol, materializable
 from loopopt.loops.nest import constant_bounds, find_loop, find_loops, loop_name, loops_in, step_of
 from loopopt.loops.unroll import unroll, unroll_full
 
@@ -299,3 +300,25 @@ def test_unrolled_point_loops_are_upstream_valid(kernel: str, pipeline: str) -> 
     after = assert_equivalent(*case, pipeline)
     assert_upstream_valid(after)
     assert "affine.if" in after
+
+
+def test_guards_that_always_hold_are_left_out() -> None:
+    # 8 divides 32: in every tile, i + 3 <= min(it + 8, 32) - 1 holds, so no copy needs a
+    # guard and there is no remainder either.
+    text, _, _ = kernels.matmul(32, 8, 4, seeded())
+    after = transform(text, "loop-strip-mine{factor=8 loop=i},loop-unroll{unroll-factor=4 loop=i}")
+    assert "affine.if" not in after and "i_rem" not in after and "step 4" in after
+    assert_upstream_valid(after)
+
+
+def test_valid_symbols_follow_upstream() -> None:
+    module = module_of(MIN_MAX)
+    i = find_loop(module, "i", "test")
+    n, m = i.upperBoundOperands
+    assert is_valid_symbol(n) and is_valid_symbol(m) and not is_valid_symbol(i.body.block.args[0])
+    unroll(i, 3)
+    minimum = next(op for op in module.walk() if isinstance(op, affine.MinOp))
+    assert is_valid_symbol(minimum.result)  # a min of symbols, hoisted to the function
+    module = module_of(STRIPS)
+    inner = find_loop(module, "i", "test")
+    assert not materializable(inner.upperBoundOperands)  # min(is + 8, n) uses the IV is

@@ -246,3 +246,16 @@ def test_default_targets_are_the_loops_just_outside_the_innermost() -> None:
 def test_bad_factor_is_a_diagnostic() -> None:
     with pytest.raises(LoopoptError, match="unroll-jam-factor must be at least 1, got 0"):
         transform(kernels.matmul(4, 4, 4, seeded())[0], "loop-unroll-jam{unroll-jam-factor=0}")
+
+
+def test_guarded_copies_allocate_outside_their_guard() -> None:
+    # promote puts a local buffer (memref.alloca) and copy loops in each strip of i; a guarded
+    # copy allocates its buffer (and makes its constants) before the affine.if, so no memref
+    # flows out of an if.
+    pipeline = (
+        "loop-strip-mine{factor=3 loop=i},promote{loop=i arrays=C},"
+        "loop-unroll-jam{unroll-jam-factor=2 loop=i}"
+    )
+    after = assert_equivalent(*kernels.matmul(7, 6, 5, seeded()), pipeline)
+    assert_upstream_valid(after)
+    assert "affine.if" in after and after.count("memref.alloca") == 2 and "-> (memref" not in after
