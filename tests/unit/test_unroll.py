@@ -322,3 +322,30 @@ def test_valid_symbols_follow_upstream() -> None:
     module = module_of(STRIPS)
     inner = find_loop(module, "i", "test")
     assert not materializable(inner.upperBoundOperands)  # min(is + 8, n) uses the IV is
+
+
+COUNT = """
+func.func @count(%out: memref<1xf32>, %n: index) {
+  %z = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %r = affine.for %is = 0 to %n step 8 iter_args(%acc0 = %z) -> (f32) {
+    %t = affine.for %i = affine_map<(d0) -> (d0)>(%is)
+        to min affine_map<(d0)[s0] -> (d0 + 8, s0)>(%is)[%n] iter_args(%acc = %acc0) -> (f32) {
+      %s = arith.addf %acc, %one : f32
+      affine.yield %s : f32
+    } {loopopt.name = "i"}
+    affine.yield %t : f32
+  } {loopopt.name = "is"}
+  affine.store %r, %out[0] : memref<1xf32>
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 5, 13])
+def test_a_guarded_off_copy_keeps_its_iter_args(n: int) -> None:
+    # The update needs nothing computed under the guard, but it is carried: it must still come
+    # out of the affine.if (else: the incoming value), or the count would include skipped copies.
+    arrays = [np.zeros(1, np.float32), np.int64(n)]
+    after = assert_equivalent(COUNT, "count", arrays, "loop-unroll{unroll-factor=3 loop=i}")
+    assert "} else {" in after

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import islpy as isl
 from xdsl.dialects import affine, memref
@@ -110,20 +111,29 @@ def _speculatable(op: Operation, guarded: set[SSAValue]) -> bool:
     return isinstance(op, memref.AllocaOp) or (is_side_effect_free(op) and is_speculatable(op))
 
 
+class Escape(NamedTuple):
+    """A value that a guarded copy defines and code after it uses; where the guard is false the
+    copy of `value` is `fallback`. Only a `carried` value (an iter_arg update) must be exactly
+    that; for the others any value of the type will do (no use of them runs there)."""
+
+    value: SSAValue
+    fallback: SSAValue
+    carried: bool
+
+
 def guarded_copy(
     ops: Sequence[Operation],
     mapper: dict[SSAValue, SSAValue],
     guard: Guard,
-    escaping: Sequence[SSAValue],
-    fallback: Sequence[SSAValue],
+    escaping: Sequence[Escape],
 ) -> list[Operation]:
     """Clone `ops` (through `mapper`) under an affine.if on `guard`; returns the new ops, to be
     inserted in order: copies of the speculatable ops (constants, arithmetic and allocas that
     use nothing computed under the guard), then the if with the rest.
 
-    The if yields the copies of those values of `escaping` it computes (the else-region yields
-    the matching `fallback` values, of the same types); `mapper` then maps each value of
-    `escaping` to its copy outside the if.
+    The if yields the copies of the `escaping` values it computes, and those that are carried
+    (the else-region yields the fallbacks); `mapper` then maps each escaping value to its copy
+    outside the if.
     """
     hoisted: list[Operation] = []
     outside: set[SSAValue] = set()
@@ -137,15 +147,15 @@ def guarded_copy(
         else:
             then_block.add_op(copy)
             guarded.update(op.results)
-    pairs = [(v, f) for v, f in zip(escaping, fallback, strict=True) if v not in outside]
-    if not then_block.ops and not pairs:
+    through = [e for e in escaping if e.carried or e.value not in outside]
+    if not then_block.ops and not through:
         return hoisted
-    then_block.add_op(affine.YieldOp.get(*(mapper.get(v, v) for v, _ in pairs)))
-    else_block = Block([affine.YieldOp.get(*(f for _, f in pairs))]) if pairs else None
+    then_block.add_op(affine.YieldOp.get(*(mapper.get(e.value, e.value) for e in through)))
+    else_block = Block([affine.YieldOp.get(*(e.fallback for e in through))]) if through else None
     if_op = new_if(guard, then_block, else_block)
-    for (value, _), result in zip(pairs, if_op.results, strict=True):
-        result.name_hint = value.name_hint
-        mapper[value] = result
+    for escape, result in zip(through, if_op.results, strict=True):
+        result.name_hint = escape.value.name_hint
+        mapper[escape.value] = result
     return [*hoisted, if_op]
 
 

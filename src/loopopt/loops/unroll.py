@@ -40,7 +40,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, Affine
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
-from loopopt.loops.guard import Guard, IterationDomain, guarded_copy, materializable
+from loopopt.loops.guard import Escape, Guard, IterationDomain, guarded_copy, materializable
 from loopopt.loops.nest import (
     body_ops,
     constant_trip_count,
@@ -481,7 +481,8 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
         mapper.update(zip(iter_args, current, strict=True))
         guard = guards[copy - 1] if guards is not None else None
         if guard is not None:
-            for op in guarded_copy(body, mapper, guard, yielded, current):
+            escaping = [Escape(v, f, True) for v, f in zip(yielded, current, strict=True)]
+            for op in guarded_copy(body, mapper, guard, escaping):
                 block.insert_op_before(op, terminator)
         else:
             for op in body:

@@ -28,7 +28,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
-from loopopt.loops.guard import Guard, guarded_copy
+from loopopt.loops.guard import Escape, Guard, guarded_copy
 from loopopt.loops.nest import body_ops, describe_loop, step_of
 from loopopt.loops.unroll import (
     copy_guards,
@@ -172,16 +172,16 @@ def _escaping(run: list[Operation]) -> list[SSAValue]:
     ]
 
 
-def _fallback(value: SSAValue, block: Block, mapper: Mapper) -> SSAValue:
+def _escape(value: SSAValue, block: Block, mapper: Mapper) -> Escape:
     """What a guarded-off copy of `value` is: the copy's incoming iter_arg where `value` is
-    yielded to the enclosing loop, else the first copy's `value` (never stored: every use of a
-    copy's values is guarded by the same condition)."""
+    yielded to the enclosing loop (carried), else the first copy's `value` (any value would do:
+    every use of a copy's values is guarded by the same condition)."""
     terminator = block.last_op
     if isinstance(terminator, affine.YieldOp):
         for index, yielded in enumerate(terminator.operands):
             if yielded is value:
-                return mapper.get(block.args[1 + index], value)
-    return value
+                return Escape(value, mapper.get(block.args[1 + index], value), True)
+    return Escape(value, value, False)
 
 
 def _replicate(run: list[Operation], copies: list[Copy]) -> None:
@@ -194,8 +194,8 @@ def _replicate(run: list[Operation], copies: list[Copy]) -> None:
     escaping = _escaping(run) if any(copy.guard is not None for copy in copies) else []
     for mapper, guard in copies:
         if guard is not None:
-            fallback = [_fallback(value, block, mapper) for value in escaping]
-            for op in guarded_copy(run, mapper, guard, escaping, fallback):
+            escapes = [_escape(value, block, mapper) for value in escaping]
+            for op in guarded_copy(run, mapper, guard, escapes):
                 block.insert_op_after(op, last)
                 last = op
             continue
