@@ -37,7 +37,8 @@ from loopopt.lowering.to_llvm import lower_to_llvm
 Scalar = int | float | np.integer[Any] | np.floating[Any]
 
 
-def _dtype(t: Attribute) -> np.dtype[Any] | None:
+def numpy_dtype(t: Attribute) -> np.dtype[Any] | None:
+    """The numpy dtype of a scalar type loopopt runs (f32, f64, i32, i64, index), else None."""
     if isinstance(t, Float32Type):
         return np.dtype(np.float32)
     if isinstance(t, Float64Type):
@@ -58,7 +59,7 @@ _CTYPES = {
 
 
 def _ctype(t: Attribute, what: str) -> type[Any]:
-    dtype = _dtype(t)
+    dtype = numpy_dtype(t)
     if dtype is None:
         raise LoopoptError(f"{what} of type {t} is not supported on the CPU (f32, f64, i32, i64)")
     return _CTYPES[dtype.name]
@@ -183,7 +184,7 @@ class CpuFunction:
         where = f"@{self.name} argument {index}"
         if not isinstance(arg, np.ndarray):
             raise LoopoptError(f"{where}: expected a numpy array for {t}, got {type(arg).__name__}")
-        dtype = _dtype(t.element_type)
+        dtype = numpy_dtype(t.element_type)
         if arg.dtype != dtype:
             raise LoopoptError(f"{where}: expected dtype {dtype} for {t}, got {arg.dtype}")
         shape = t.get_shape()
