@@ -148,10 +148,10 @@ def version_bounds(loop: affine.ForOp, *, lower: bool, upper: bool) -> list[affi
 
 def peel_front(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> list[affine.ForOp]:
     """Split off the first `count` iterations (count >= 1) into a loop placed before `loop`;
-    returns it. With symbolic bounds the peeled loop ends at `min(ub, lb + count * step)`.
+    returns the peeled loop. With symbolic bounds it ends at `min(ub, lb + count * step)`.
 
     A max lower bound that no affine.max op can hold (it uses loop IVs) first versions the loop
-    (`version_bounds`); each version is peeled and the peeled loops are returned."""
+    (`version_bounds`); each version is peeled, and the peeled loop of each is returned."""
     _check_count(loop, count, pass_name)
     builder = MapBuilder()
     lowers, _ = _extreme_results(loop, builder)
@@ -171,11 +171,12 @@ def _peel_front(loop: affine.ForOp, count: int) -> affine.ForOp:
 
 def peel_back(loop: affine.ForOp, count: int, pass_name: str = "loop-peel") -> list[affine.ForOp]:
     """Split off the last `count` iterations (count >= 1) into a loop placed after `loop`;
-    returns it. The boundary is `ub - count` for step 1, else
+    returns the peeled loop. The boundary is `ub - count` for step 1, else
     `lb + (ceildiv(ub - lb, step) - count) * step`.
 
     A min upper bound (or, with a step, a max lower bound) that no affine.min/max op can hold
-    first versions the loop (`version_bounds`); each version is peeled."""
+    first versions the loop (`version_bounds`); each version is peeled, and the peeled loop of
+    each is returned."""
     _check_count(loop, count, pass_name)
     builder = MapBuilder()
     lowers, uppers = _extreme_results(loop, builder)

@@ -125,11 +125,8 @@ def unroll_jam(
     first = ops[0] if ops else block.last_op
     if first is None:
         return remainder
-    applies = [offset_apply(block.args[0], copy * step, first) for copy in range(1, factor)]
-    if guards is not None:  # copies past the guards never run
-        for apply in applies[len(guards) :]:
-            block.erase_op(apply)
-        applies = applies[: len(guards)]
+    count = factor - 1 if guards is None else len(guards)  # copies past the guards never run
+    applies = [offset_apply(block.args[0], copy * step, first) for copy in range(1, count + 1)]
     copies = [
         Copy({block.args[0]: apply.result}, guards[index] if guards is not None else None)
         for index, apply in enumerate(applies)
