@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from xdsl.context import Context
-from xdsl.dialects import gpu
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.universe import all_passes
 
 Target = Literal["gpu", "cpu", "auto"]

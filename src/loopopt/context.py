@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, cf, func, gpu, llvm, math, memref, scf
+from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
@@ -15,6 +15,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
+from loopopt.dialects.gpu_ext import GPU
 from loopopt.dialects.nvvm import NVVM
 
 
@@ -30,7 +31,7 @@ def make_context() -> Context:
         math.Math,
         memref.MemRef,
         cf.Cf,
-        gpu.GPU,
+        GPU,
         NVVM,
         llvm.LLVM,
     ):

@@ -12,12 +12,13 @@ ids and uniform values (they are recomputed in each phase), as in gpu-map-loops'
 
 from __future__ import annotations
 
-from xdsl.dialects import affine, arith, builtin, gpu, memref, scf
+from xdsl.dialects import affine, arith, builtin, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.analysis.divergence import Divergence
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.bounds import new_loop
 
 AXES = ("x", "y", "z")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from equivalence import run
 from gpu_emulator import emulate
-from xdsl.dialects import affine, arith, func, gpu, memref, scf
+from xdsl.dialects import affine, arith, func, memref, scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
@@ -17,6 +17,7 @@ from loopopt.analysis.divergence import Divergence, check_barriers, misplaced_ba
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.gpu_barrier import Requirement, place_barriers
 from loopopt.loops.gpu_map import MAPPING
 from loopopt.loops.gpu_plan import (

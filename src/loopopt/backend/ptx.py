@@ -24,13 +24,13 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
-from xdsl.dialects import gpu
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 
 from loopopt.backend.libdevice import check_supported, link_libdevice, use_libdevice
 from loopopt.backend.llvm_ir import module_to_llvmlite
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
 from loopopt.lowering.gpu_shared import SHARED_SPACE
 from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, SHARED_BYTES_ATTR, lower_gpu_to_nvvm

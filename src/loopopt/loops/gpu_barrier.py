@@ -26,12 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import affine, gpu, memref
+from xdsl.dialects import affine, memref
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from loopopt.analysis.dependence import Dependence, dependences
 from loopopt.analysis.divergence import Divergence
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.gpu_map import is_shared
 
 

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects import affine, gpu, memref
+from xdsl.dialects import affine, memref
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, StringAttr, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from loopopt.analysis.divergence import check_barriers
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.bounds import BoundBuilder
 from loopopt.loops.gpu_barrier import (
     dependence_requirements,
@@ -203,4 +204,4 @@ def map_kernel(
     check_barriers(kernel, pass_name)
     kernel.attributes[MAPPING] = DictionaryAttr(summary)
     sizes = [ids.sizes.get(axis, 1) for axis in AXES]
-    kernel.attributes["gpu.known_block_size"] = DenseArrayBase.from_list(i32, sizes)
+    kernel.known_block_size = DenseArrayBase.from_list(i32, sizes)

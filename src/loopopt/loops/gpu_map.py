@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import affine, arith, gpu
+from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AffineSetAttr,
@@ -38,6 +38,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap, AffineSymExpr
 from xdsl.ir.affine.affine_set import AffineConstraintExpr, AffineConstraintKind, AffineSet
 
 from loopopt.dialects import affine_ext
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.bounds import (
     BoundBuilder,
     iv,

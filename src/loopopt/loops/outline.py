@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, gpu, scf
-from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, UnitAttr
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
 
 KERNEL_MODULE = "kernels"
 CONTAINER = "gpu.container_module"
@@ -66,7 +67,7 @@ def kernel_module(module: ModuleOp) -> gpu.ModuleOp:
     for op in module.ops:
         if isinstance(op, gpu.ModuleOp) and op.sym_name.data == KERNEL_MODULE:
             return op
-    gmod = gpu.ModuleOp(StringAttr(KERNEL_MODULE), Region(Block()))  # pyright: ignore[reportArgumentType]
+    gmod = gpu.ModuleOp(KERNEL_MODULE)
     module.body.block.add_op(gmod)
     return gmod
 

@@ -19,7 +19,7 @@ functions and gpu.launch_func are left alone (runtime/host.py runs them). Kernel
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, gpu, llvm
+from xdsl.dialects import arith, func, llvm, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
@@ -31,6 +31,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
 from loopopt.lowering.gpu_shared import SharedLayout
 from loopopt.lowering.to_llvm import lower_to_llvm
@@ -84,6 +85,7 @@ class KernelLowering(RewritePattern):
     def match_and_rewrite(self, op: gpu.FuncOp, rewriter: PatternRewriter, /) -> None:
         if op.function_type.outputs.data and op.kernel is not None:
             raise LoopoptError("a kernel returns nothing", op=op)
+        _attributions_to_allocas(op)
         for inner in op.walk():
             if isinstance(inner, gpu.ReturnOp):
                 rewriter.replace(inner, func.ReturnOp(*inner.args))
@@ -93,6 +95,23 @@ class KernelLowering(RewritePattern):
         if op.kernel is not None:
             new.attributes[KERNEL_ATTR] = UnitAttr()
         rewriter.replace(op, new)
+
+
+def _attributions_to_allocas(op: gpu.FuncOp) -> None:
+    """Workgroup and private attributions become allocas at the entry (shared ones are then
+    placed by gpu_shared.py, as the buffers gpu-map-loops makes)."""
+    entry = op.body.block
+    first = entry.first_op
+    for arg in [*op.workgroup_args, *op.private_args]:
+        alloca = memref.AllocaOp.build(operands=[[], []], result_types=[arg.type])
+        alloca.memref.name_hint = arg.name_hint
+        if first is None:
+            entry.add_op(alloca)
+        else:
+            entry.insert_op_before(alloca, first)
+        arg.replace_all_uses_with(alloca.memref)
+        entry.erase_arg(arg)
+    op.attributes.pop(gpu.WORKGROUP_ATTRIBUTIONS, None)
 
 
 def lower_gpu_to_nvvm(module: ModuleOp) -> None:

@@ -33,12 +33,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, builtin, func, gpu
+from xdsl.dialects import affine, builtin, func
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block
 
 from loopopt.analysis.parallel import carrying_dependence
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.gpu_kernel import map_kernel
 from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
 from loopopt.loops.gpu_plan import plan_kernel

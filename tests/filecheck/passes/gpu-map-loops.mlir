@@ -8,7 +8,8 @@
 // SIZES: error: gpu-map-loops: block=16,16,16 has 3 sizes but 1 loop(s) are mapped (x=i)
 // BIG: error: gpu-map-loops: block size 2048 along x (i) is outside 1..1024
 
-// gpu.module, gpu.func and gpu.launch_func print in xDSL's generic form.
+// gpu ops print in upstream MLIR's custom syntax (loopopt.dialects.gpu_ext); the block shape
+// is the kernel's known_block_size, as in MLIR.
 
 // DEFAULT CASES: gpu-map-loops with its default options (RUN lines 1 and 2).
 
@@ -18,24 +19,26 @@
 // CHECK-NEXT:    %c4 = arith.constant 4 : index
 // CHECK-NEXT:    %c1 = arith.constant 1 : index
 // CHECK-NEXT:    %c256 = arith.constant 256 : index
-// CHECK-NEXT:    "gpu.launch_func"(%c4, %c1, %c1, %c256, %c1, %c1, %A, %B, %C) <{kernel = @kernels::@vadd_k0
+// CHECK-NEXT:    gpu.launch_func @kernels::@vadd_k0 blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1)
+// CHECK-SAME:      args(%A : memref<1000xf32>, %B : memref<1000xf32>, %C : memref<1000xf32>){{$}}
 // CHECK-NEXT:    func.return
-// CHECK:       "gpu.module"() <{sym_name = "kernels"}>
-// CHECK-NEXT:    "gpu.func"() <{function_type = (memref<1000xf32>, memref<1000xf32>, memref<1000xf32>) -> (), kernel}>
-// CHECK-NEXT:    ^bb0(%A: memref<1000xf32>, %B: memref<1000xf32>, %C: memref<1000xf32>):
-// CHECK-NEXT:      %bx = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
-// CHECK-NEXT:      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK:       gpu.module @kernels {
+// CHECK-NEXT:    gpu.func @vadd_k0(%A: memref<1000xf32>, %B: memref<1000xf32>, %C: memref<1000xf32>) kernel
+// CHECK-SAME:      attributes {known_block_size = array<i32: 256, 1, 1>, loopopt.mapping = {block_x = "i_t", thread_x = "i"}} {
+// CHECK-NEXT:      %bx = gpu.block_id x
+// CHECK-NEXT:      %tx = gpu.thread_id x
 // CHECK-NEXT:      %i_t = affine.apply affine_map<(d0) -> ((d0 * 256))> (%bx)
 // CHECK-NEXT:      %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%tx, %i_t)
 // CHECK-NEXT:      affine.if affine_set<(d0) : (((d0 * -1) + 999) >= 0)>(%i) {
 // CHECK-NEXT:        affine.load %A[%i]
 // CHECK:             affine.store %{{.*}}, %C[%i]
 // CHECK:           } {loopopt.name = "i", loopopt.mapping = "thread x"}
-// CHECK-NEXT:      "gpu.return"() : () -> ()
-// CHECK-NEXT:    }) {sym_name = "vadd_k0", loopopt.mapping = {block_x = "i_t", thread_x = "i"}, gpu.known_block_size = array<i32: 256, 1, 1>}
+// CHECK-NEXT:      gpu.return
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
 // With grid=2 the two blocks loop over the four tiles.
 // GRID-LABEL: func.func @vadd
-// GRID:         "gpu.launch_func"(%c2, %c1, %c1, %c256, %c1, %c1, %A, %B, %C)
+// GRID:         gpu.launch_func @kernels::@vadd_k0 blocks in (%c2, %c1, %c1) threads in (%c256, %c1, %c1) args(%A : {{.*}}, %B : {{.*}}, %C : {{.*}})
 // GRID:         affine.for %i_t = affine_map<(d0) -> ((d0 * 256))>(%bx) to 1000 step 512 {
 // GRID:         } {loopopt.name = "i_t", loopopt.mapping = "block x"}
 func.func @vadd(%A: memref<1000xf32>, %B: memref<1000xf32>, %C: memref<1000xf32>) {
@@ -54,15 +57,17 @@ func.func @vadd(%A: memref<1000xf32>, %B: memref<1000xf32>, %C: memref<1000xf32>
 // along i (the outer loop) and consecutive threads write consecutive elements of B. 64 x 48
 // divides into 16x16 blocks: no guards.
 // CHECK-LABEL: func.func @transpose
-// CHECK:         "gpu.launch_func"(%c4, %c3, %c1, %c16, %c16, %c1, %A, %B) <{kernel = @kernels::@transpose_k0
+// CHECK:         gpu.launch_func @kernels::@transpose_k0 blocks in (%c4, %c3, %c1) threads in (%c16, %c16, %c1) args(%A : memref<64x48xf32>, %B : memref<48x64xf32>)
+// CHECK:         gpu.func @transpose_k0
+// CHECK-SAME:      known_block_size = array<i32: 16, 16, 1>, loopopt.mapping = {block_x = "i_t", thread_x = "i", block_y = "j_t", thread_y = "j"}
 // CHECK:         %i_t = affine.apply affine_map<(d0) -> ((d0 * 16))> (%bx)
 // CHECK-NEXT:    %j_t = affine.apply affine_map<(d0) -> ((d0 * 16))> (%by)
 // CHECK-NEXT:    %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%tx, %i_t)
 // CHECK-NEXT:    %j = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%ty, %j_t)
 // CHECK-NEXT:    %[[A:.*]] = affine.load %A[%i, %j] : memref<64x48xf32>
 // CHECK-NEXT:    affine.store %[[A]], %B[%j, %i] : memref<48x64xf32>
-// CHECK-NEXT:    "gpu.return"() : () -> ()
-// CHECK-NEXT:  }) {sym_name = "transpose_k0", loopopt.mapping = {block_x = "i_t", thread_x = "i", block_y = "j_t", thread_y = "j"}
+// CHECK-NEXT:    gpu.return
+// CHECK-NEXT:  }
 func.func @transpose(%A: memref<64x48xf32>, %B: memref<48x64xf32>) {
   affine.for %i = 0 to 64 {
     affine.for %j = 0 to 48 {
@@ -79,7 +84,9 @@ func.func @transpose(%A: memref<64x48xf32>, %B: memref<48x64xf32>) {
 // C[i, j] → C[i, j] and stays a sequential loop in each thread. 100 x 90 in 16x16 blocks:
 // 6 x 7 blocks, both indices guarded.
 // CHECK-LABEL: func.func @matmul
-// CHECK:         "gpu.launch_func"(%c6, %c7, %c1, %c16, %c16, %c1, %A, %B, %C) <{kernel = @kernels::@matmul_k0
+// CHECK:         gpu.launch_func @kernels::@matmul_k0 blocks in (%c6, %c7, %c1) threads in (%c16, %c16, %c1)
+// CHECK:         gpu.func @matmul_k0
+// CHECK-SAME:      loopopt.mapping = {block_x = "j_t", thread_x = "j", block_y = "i_t", thread_y = "i"}
 // CHECK:         %i_t = affine.apply affine_map<(d0) -> ((d0 * 16))> (%by)
 // CHECK-NEXT:    %j_t = affine.apply affine_map<(d0) -> ((d0 * 16))> (%bx)
 // CHECK-NEXT:    %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%ty, %i_t)
@@ -91,7 +98,7 @@ func.func @transpose(%A: memref<64x48xf32>, %B: memref<48x64xf32>) {
 // CHECK:           } {loopopt.name = "j", loopopt.mapping = "thread x"}
 // CHECK:         } {loopopt.name = "i", loopopt.mapping = "thread y"}
 // CHECK-NOT:     gpu.barrier
-// CHECK:       loopopt.mapping = {block_x = "j_t", thread_x = "j", block_y = "i_t", thread_y = "i"}
+// CHECK:         gpu.return
 func.func @matmul(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x90xf32>) {
   affine.for %i = 0 to 100 {
     affine.for %j = 0 to 90 {
@@ -115,16 +122,15 @@ func.func @matmul(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x
 // rematerialized in the kernel; %steps stays on the host.
 // CHECK-LABEL: func.func @jacobi2d
 // CHECK:         affine.for %t = 0 to %steps {
-// CHECK:           "gpu.launch_func"({{.*}}, %A, %B) <{kernel = @kernels::@jacobi2d_k0
-// CHECK:           "gpu.launch_func"({{.*}}, %A, %B) <{kernel = @kernels::@jacobi2d_k1
+// CHECK:           gpu.launch_func @kernels::@jacobi2d_k0 {{.*}} args(%A : memref<64x64xf32>, %B : memref<64x64xf32>)
+// CHECK:           gpu.launch_func @kernels::@jacobi2d_k1 {{.*}} args(%A : memref<64x64xf32>, %B : memref<64x64xf32>)
 // CHECK-NEXT:    } {loopopt.name = "t", loopopt.mapping = "host"}
-// CHECK:         ^bb0(%A: memref<64x64xf32>, %B: memref<64x64xf32>):
+// CHECK:         gpu.func @jacobi2d_k0(%A: memref<64x64xf32>, %B: memref<64x64xf32>) kernel
 // CHECK:           %fifth = arith.constant 2.000000e-01 : f32
 // CHECK-NEXT:      %i_t = affine.apply affine_map<(d0) -> (((d0 * 16) + 1))> (%by)
 // CHECK:           affine.store %{{.*}}, %B[%i, %j] : memref<64x64xf32>
-// CHECK:         }) {sym_name = "jacobi2d_k0"
+// CHECK:         gpu.func @jacobi2d_k1(%A: memref<64x64xf32>, %B: memref<64x64xf32>) kernel
 // CHECK:           affine.store %{{.*}}, %A[%i2, %j2] : memref<64x64xf32>
-// CHECK:         }) {sym_name = "jacobi2d_k1"
 func.func @jacobi2d(%A: memref<64x64xf32>, %B: memref<64x64xf32>, %steps: index) {
   %fifth = arith.constant 0.2 : f32
   affine.for %t = 0 to %steps {
@@ -164,7 +170,7 @@ func.func @jacobi2d(%A: memref<64x64xf32>, %B: memref<64x64xf32>, %steps: index)
 // CHECK:         %[[MY:.*]] = affine.min affine_map<()[s0] -> ((s0 ceildiv 16), 65535)> ()[%n]
 // CHECK-NEXT:    %gy = affine.max affine_map<(d0) -> (d0, 0)>(%[[MY]])
 // CHECK:         scf.if %{{.*}} {
-// CHECK-NEXT:      "gpu.launch_func"(%gx, %gy, %c1, %c16, %c16, %c1, %A, %n, %m)
+// CHECK-NEXT:      gpu.launch_func @kernels::@scale_k0 blocks in (%gx, %gy, %c1) threads in (%c16, %c16, %c1) args(%A : memref<?x?xf32>, %n : index, %m : index)
 // CHECK:         affine.for %i_t = affine_map<(d0) -> ((d0 * 16))>(%by) to %n step 1048560 {
 // CHECK-NEXT:      affine.for %j_t = affine_map<(d0) -> ((d0 * 16))>(%bx) to %m step 34359738352 {
 // CHECK:             affine.if affine_set<(d0)[s0] : ((((d0 * -1) + s0) + -1) >= 0)>(%i)[%n] {
@@ -192,9 +198,10 @@ func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
 // reads them) and at the end of k_t (no thread may overwrite a tile another still reads), both
 // outside every thread-dependent affine.if.
 // TILED-LABEL: func.func @tiled
-// TILED:         "gpu.launch_func"(%c3, %c4, %c1, %c32, %c32, %c1, %A, %B, %C) <{kernel = @kernels::@tiled_k0
-// TILED:         %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
-// TILED-NEXT:    %ty = "gpu.thread_id"() <{dimension = #gpu<dim y>}> : () -> index
+// TILED:         gpu.launch_func @kernels::@tiled_k0 blocks in (%c3, %c4, %c1) threads in (%c32, %c32, %c1)
+// TILED:         gpu.func @tiled_k0({{.*}}) kernel attributes {known_block_size = array<i32: 32, 32, 1>
+// TILED:         %tx = gpu.thread_id x
+// TILED-NEXT:    %ty = gpu.thread_id y
 // TILED-NEXT:    %A_shared = memref.alloca() : memref<32x8xf32, 3 : i64>
 // TILED-NEXT:    %B_shared = memref.alloca() : memref<8x33xf32, 3 : i64>
 // TILED-NEXT:    %i_t = affine.apply affine_map<(d0) -> ((d0 * 32))> (%by)
@@ -210,25 +217,26 @@ func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
 // TILED-NEXT:      } {loopopt.name = "A_copy_in", loopopt.mapping = "threads"}
 // TILED:           } {loopopt.name = "B_copy_in", loopopt.mapping = "threads"}
 // TILED-NEXT:      %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%ty, %i_t)
-// TILED-NEXT:      "gpu.barrier"() : () -> ()
+// TILED-NEXT:      gpu.barrier
 // TILED-NEXT:      affine.if affine_set<(d0) : (((d0 * -1) + 99) >= 0)>(%i) {
 // TILED:               affine.for %k = affine_map<(d0) -> (d0)>(%k_t) to min affine_map<(d0) -> ((d0 + 8), 70)>(%k_t) {
 // TILED-NEXT:            affine.load %A_shared[%i + %i_t * -1, %k + %k_t * -1]
 // TILED:             } {loopopt.name = "j", loopopt.mapping = "thread x"}
 // TILED:           } {loopopt.name = "i", loopopt.mapping = "thread y"}
-// TILED-NEXT:      "gpu.barrier"() : () -> ()
+// TILED-NEXT:      gpu.barrier
 // TILED-NEXT:    } {loopopt.name = "k_t", loopopt.mapping = "sequential"}
-// TILED-NEXT:    "gpu.return"() : () -> ()
+// TILED-NEXT:    gpu.return
 // With block=16,8 (smaller than the 32x32 tile) each thread loops over its points with strides
 // 16 and 8, and the 256 elements of a copy take two rounds of 128 threads.
-// SMALL:         "gpu.launch_func"(%c3, %c4, %c1, %c16, %c8, %c1, %A, %B, %C)
+// SMALL:         gpu.launch_func @kernels::@tiled_k0 blocks in (%c3, %c4, %c1) threads in (%c16, %c8, %c1)
+// SMALL:         known_block_size = array<i32: 16, 8, 1>
 // SMALL:         affine.for %A_copy_in_l = affine_map<(d0, d1) -> ((d0 + (d1 * 16)))>(%tx, %ty) to 256 step 128 {
 // SMALL:         } {loopopt.name = "A_copy_in", loopopt.mapping = "threads"}
-// SMALL:         "gpu.barrier"() : () -> ()
+// SMALL:         gpu.barrier
 // SMALL-NEXT:    affine.for %i = affine_map<(d0, d1) -> ((d0 + d1))>(%ty, %i_t) to min affine_map<(d0) -> ((d0 + 32), 100)>(%i_t) step 8 {
 // SMALL-NEXT:      affine.for %j = affine_map<(d0, d1) -> ((d0 + d1))>(%tx, %j_t) to min affine_map<(d0) -> ((d0 + 32), 90)>(%j_t) step 16 {
 // SMALL:         } {loopopt.name = "i", loopopt.mapping = "thread y"}
-// SMALL-NEXT:    "gpu.barrier"() : () -> ()
+// SMALL-NEXT:    gpu.barrier
 func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x90xf32>) {
   affine.for %i = 0 to 100 {
     affine.for %j = 0 to 90 {

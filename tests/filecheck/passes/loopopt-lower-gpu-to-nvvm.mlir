@@ -1,6 +1,7 @@
 // RUN: loopopt-opt %s --split-input-file --verify-diagnostics -p loopopt-lower-gpu-to-nvvm | filecheck %s
 
-// xDSL's gpu dialect has no custom syntax: gpu ops are written in the generic form.
+// gpu ops in MLIR's custom syntax (loopopt.dialects.gpu_ext); one case keeps xDSL's generic form,
+// which still parses.
 
 // Ids and dims become special-register reads widened to i64; memrefs bare pointers (+ sizes);
 // the kernel keeps its name and is marked nvvm.kernel; the host function is left alone.
@@ -17,14 +18,13 @@
 // CHECK:         llvm.store
 // CHECK:         llvm.return
 // CHECK-LABEL: func.func @vadd(
-// CHECK:         "gpu.launch_func"
+// CHECK:         gpu.launch_func @kernels::@vadd_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%A : memref<?xf32>, %B : memref<?xf32>, %n : index)
 builtin.module attributes {gpu.container_module} {
-  "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = (memref<?xf32>, memref<?xf32>, index) -> (), kernel}> ({
-    ^bb0(%A: memref<?xf32>, %B: memref<?xf32>, %n: index):
-      %bx = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
-      %bd = "gpu.block_dim"() <{dimension = #gpu<dim x>}> : () -> index
-      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+  gpu.module @kernels {
+    gpu.func @vadd_k0(%A: memref<?xf32>, %B: memref<?xf32>, %n: index) kernel {
+      %bx = gpu.block_id x
+      %bd = gpu.block_dim x
+      %tx = gpu.thread_id x
       %base = arith.muli %bx, %bd : index
       %i = arith.addi %base, %tx : index
       affine.if affine_set<(d0)[s0] : (s0 - d0 - 1 >= 0)>(%i)[%n] {
@@ -32,15 +32,16 @@ builtin.module attributes {gpu.container_module} {
         %b = arith.addf %a, %a : f32
         affine.store %b, %B[%i] : memref<?xf32>
       }
-      "gpu.return"() : () -> ()
-    }) {sym_name = "vadd_k0"} : () -> ()
-  }) : () -> ()
+      gpu.return
+    }
+  }
   func.func @vadd(%A: memref<?xf32>, %B: memref<?xf32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c256 = arith.constant 256 : index
     %n = memref.dim %A, %c0 : memref<?xf32>
-    "gpu.launch_func"(%c1, %c1, %c1, %c256, %c1, %c1, %A, %B, %n) <{kernel = @kernels::@vadd_k0, operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3, 0>}> : (index, index, index, index, index, index, memref<?xf32>, memref<?xf32>, index) -> ()
+    gpu.launch_func @kernels::@vadd_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
+        args(%A : memref<?xf32>, %B : memref<?xf32>, %n : index)
     return
   }
 }
@@ -53,30 +54,31 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-LABEL: llvm.func @rev_k0(
 // CHECK-SAME:    loopopt.shared_bytes = 1024 : i64
 // CHECK:         %[[S:.*]] = llvm.mlir.addressof @__shm_rev_k0_0 : !llvm.ptr<3>
-// CHECK:         %[[G:.*]] = llvm.call_intrinsic "llvm.nvvm.ptr.shared.to.gen.p0.p3"(%[[S]]) : (!llvm.ptr<3>) -> !llvm.ptr
+// CHECK-NEXT:    %[[P:.*]] = llvm.bitcast %[[S]] : !llvm.ptr<3> to !llvm.ptr<3>
+// CHECK-NEXT:    %[[G:.*]] = llvm.call_intrinsic "llvm.nvvm.ptr.shared.to.gen.p0.p3"(%[[P]]) : (!llvm.ptr<3>) -> !llvm.ptr
 // CHECK:         llvm.getelementptr inbounds %[[G]]
 // CHECK:         nvvm.barrier0
 // CHECK:         llvm.getelementptr inbounds %[[G]]
 builtin.module attributes {gpu.container_module} {
-  "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = (memref<256xf32>) -> (), kernel}> ({
-    ^bb0(%A: memref<256xf32>):
-      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+  gpu.module @kernels {
+    gpu.func @rev_k0(%A: memref<256xf32>) kernel {
+      %tx = gpu.thread_id x
       %buf = memref.alloca() : memref<256xf32, 3>
       %v = affine.load %A[%tx] : memref<256xf32>
       affine.store %v, %buf[%tx] : memref<256xf32, 3>
-      "gpu.barrier"() : () -> ()
+      gpu.barrier
       %w = affine.load %buf[255 - %tx] : memref<256xf32, 3>
       affine.store %w, %A[%tx] : memref<256xf32>
-      "gpu.return"() : () -> ()
-    }) {sym_name = "rev_k0"} : () -> ()
-  }) : () -> ()
+      gpu.return
+    }
+  }
 }
 
 // -----
 
 // More than 48 KB of shared buffers: they are laid out in dynamic shared memory, and the
-// kernel records how many bytes its launches must request.
+// kernel records how many bytes its launches must request. (xDSL's generic form, with
+// `kernel` as a property, still reads as a kernel.)
 // CHECK:       llvm.mlir.global external @__loopopt_dynamic_shmem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func @big_k0(
 // CHECK-SAME:    loopopt.shared_bytes = 65536 : i64, loopopt.dynamic_shared_bytes = 65536 : i64
@@ -100,12 +102,56 @@ builtin.module attributes {gpu.container_module} {
 // -----
 
 builtin.module attributes {gpu.container_module} {
-  "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = (memref<64xf32>) -> (), kernel}> ({
-    ^bb0(%A: memref<64xf32>):
+  gpu.module @kernels {
+    gpu.func @huge_k0(%A: memref<64xf32>) kernel {
       // expected-error@+1 {{kernel @huge_k0 needs 262144 bytes of shared memory or more; a block has at most 232448}}
       %a = memref.alloca() : memref<256x256xf32, 3>
-      "gpu.return"() : () -> ()
-    }) {sym_name = "huge_k0"} : () -> ()
-  }) : () -> ()
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Workgroup and private attributions become allocas at the kernel entry: the workgroup one a
+// global in shared memory, the private one a stack slot.
+// CHECK:       llvm.mlir.global internal @__shm_attr_k0_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x f32>
+// CHECK-LABEL: llvm.func @attr_k0(%{{.*}}: !llvm.ptr)
+// CHECK-SAME:    nvvm.kernel, loopopt.shared_bytes = 256 : i64
+// CHECK:         %[[P:.*]] = llvm.alloca %{{.*}} x f32
+// CHECK:         llvm.mlir.addressof @__shm_attr_k0_0 : !llvm.ptr<3>
+// CHECK:         %[[G:.*]] = llvm.call_intrinsic "llvm.nvvm.ptr.shared.to.gen.p0.p3"
+// CHECK:         llvm.getelementptr inbounds %[[G]]
+// CHECK:         nvvm.barrier0
+// CHECK:         llvm.getelementptr inbounds %[[G]]
+// CHECK:         llvm.getelementptr inbounds %[[P]]
+builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @attr_k0(%A: memref<64xf32>)
+        workgroup(%buf : memref<64xf32, #gpu.address_space<workgroup>>)
+        private(%acc : memref<1xf32, #gpu.address_space<private>>) kernel {
+      %tx = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %v = memref.load %A[%tx] : memref<64xf32>
+      memref.store %v, %buf[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %w = memref.load %buf[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %w, %acc[%c0] : memref<1xf32, #gpu.address_space<private>>
+      %r = memref.load %acc[%c0] : memref<1xf32, #gpu.address_space<private>>
+      memref.store %r, %A[%tx] : memref<64xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A returning gpu.func cannot be a kernel.
+builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error@+1 {{Expected void return type for kernel function}}
+    gpu.func @bad(%x: f32) -> f32 kernel {
+      gpu.return %x : f32
+    }
+  }
 }

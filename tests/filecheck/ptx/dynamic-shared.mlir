@@ -9,17 +9,16 @@
 // CHECK:         st.shared.b32
 // CHECK:         st.shared.b32
 builtin.module attributes {gpu.container_module} {
-  "gpu.module"() <{sym_name = "kernels"}> ({
+  gpu.module @kernels {
     // expected-error@+1 {{kernel @big_k0 needs 131072 bytes of shared memory; sm_89 allows 101376 per block}}
-    "gpu.func"() <{function_type = (memref<16384xf32>) -> (), kernel}> ({
-    ^bb0(%A: memref<16384xf32>):
-      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+    gpu.func @big_k0(%A: memref<16384xf32>) kernel {
+      %tx = gpu.thread_id x
       %a = memref.alloca() : memref<16384xf32, 3>
       %b = memref.alloca() : memref<16384xf32, 3>
       %v = affine.load %A[%tx] : memref<16384xf32>
       affine.store %v, %a[%tx] : memref<16384xf32, 3>
       affine.store %v, %b[%tx] : memref<16384xf32, 3>
-      "gpu.return"() : () -> ()
-    }) {sym_name = "big_k0"} : () -> ()
-  }) : () -> ()
+      gpu.return
+    }
+  }
 }

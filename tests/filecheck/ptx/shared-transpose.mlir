@@ -13,13 +13,12 @@
 // CHECK:         ld.shared.b32
 // CHECK:         st.global.b32
 builtin.module attributes {gpu.container_module} {
-  "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = (memref<?x?xf32>, memref<?x?xf32>, index, index) -> (), kernel}> ({
-    ^bb0(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %n: index, %m: index):
-      %bx = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
-      %by = "gpu.block_id"() <{dimension = #gpu<dim y>}> : () -> index
-      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
-      %ty = "gpu.thread_id"() <{dimension = #gpu<dim y>}> : () -> index
+  gpu.module @kernels {
+    gpu.func @transpose_k0(%A: memref<?x?xf32>, %B: memref<?x?xf32>, %n: index, %m: index) kernel {
+      %bx = gpu.block_id x
+      %by = gpu.block_id y
+      %tx = gpu.thread_id x
+      %ty = gpu.thread_id y
       %tile = memref.alloca() : memref<32x33xf32, 3>
       %i = affine.apply affine_map<(d0, d1) -> (d0 * 32 + d1)>(%by, %ty)
       %j = affine.apply affine_map<(d0, d1) -> (d0 * 32 + d1)>(%bx, %tx)
@@ -27,14 +26,14 @@ builtin.module attributes {gpu.container_module} {
         %v = affine.load %A[%i, %j] : memref<?x?xf32>
         affine.store %v, %tile[%ty, %tx] : memref<32x33xf32, 3>
       }
-      "gpu.barrier"() : () -> ()
+      gpu.barrier
       %oi = affine.apply affine_map<(d0, d1) -> (d0 * 32 + d1)>(%bx, %ty)
       %oj = affine.apply affine_map<(d0, d1) -> (d0 * 32 + d1)>(%by, %tx)
       affine.if affine_set<(d0, d1)[s0, s1] : (s1 - d0 - 1 >= 0, s0 - d1 - 1 >= 0)>(%oi, %oj)[%n, %m] {
         %w = affine.load %tile[%tx, %ty] : memref<32x33xf32, 3>
         affine.store %w, %B[%oi, %oj] : memref<?x?xf32>
       }
-      "gpu.return"() : () -> ()
-    }) {sym_name = "transpose_k0"} : () -> ()
-  }) : () -> ()
+      gpu.return
+    }
+  }
 }

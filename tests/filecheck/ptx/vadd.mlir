@@ -33,12 +33,11 @@
 // SM89:        .version 7.8
 // SM89:        .target sm_89
 builtin.module attributes {gpu.container_module} {
-  "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = (memref<?xf32>, memref<?xf32>, memref<?xf32>, index) -> (), kernel}> ({
-    ^bb0(%A: memref<?xf32>, %B: memref<?xf32>, %C: memref<?xf32>, %n: index):
-      %bx = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
-      %bd = "gpu.block_dim"() <{dimension = #gpu<dim x>}> : () -> index
-      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+  gpu.module @kernels {
+    gpu.func @vadd_k0(%A: memref<?xf32>, %B: memref<?xf32>, %C: memref<?xf32>, %n: index) kernel {
+      %bx = gpu.block_id x
+      %bd = gpu.block_dim x
+      %tx = gpu.thread_id x
       %base = arith.muli %bx, %bd : index
       %i = arith.addi %base, %tx : index
       affine.if affine_set<(d0)[s0] : (s0 - d0 - 1 >= 0)>(%i)[%n] {
@@ -47,7 +46,7 @@ builtin.module attributes {gpu.container_module} {
         %c = arith.addf %a, %b : f32
         affine.store %c, %C[%i] : memref<?xf32>
       }
-      "gpu.return"() : () -> ()
-    }) {sym_name = "vadd_k0"} : () -> ()
-  }) : () -> ()
+      gpu.return
+    }
+  }
 }

@@ -12,11 +12,10 @@
 // CHECK:         %laneid;
 // CHECK:         st.global.b32
 builtin.module attributes {gpu.container_module} {
-  "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = (memref<?xf32>, memref<?xf32>) -> (), kernel}> ({
-    ^bb0(%A: memref<?xf32>, %out: memref<?xf32>):
-      %bx = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
-      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+  gpu.module @kernels {
+    gpu.func @warp_sum_k0(%A: memref<?xf32>, %out: memref<?xf32>) kernel {
+      %bx = gpu.block_id x
+      %tx = gpu.thread_id x
       %i = affine.apply affine_map<(d0, d1) -> (d0 * 32 + d1)>(%bx, %tx)
       %v0 = affine.load %A[%i] : memref<?xf32>
       %all = arith.constant -1 : i32
@@ -36,11 +35,11 @@ builtin.module attributes {gpu.container_module} {
       %v4 = arith.addf %v3, %s2 : f32
       %s1 = nvvm.shfl.sync bfly %all, %v4, %c1, %clamp : f32 -> f32
       %v5 = arith.addf %v4, %s1 : f32
-      %lane = "gpu.lane_id"() : () -> index
+      %lane = gpu.lane_id
       affine.if affine_set<(d0) : (d0 == 0)>(%lane) {
         affine.store %v5, %out[%bx] : memref<?xf32>
       }
-      "gpu.return"() : () -> ()
-    }) {sym_name = "warp_sum_k0"} : () -> ()
-  }) : () -> ()
+      gpu.return
+    }
+  }
 }
