@@ -1,7 +1,8 @@
 """GPU programs written by hand in the shape gpu-map-loops produces (gpu.module + host launches).
 
-xDSL's gpu dialect has no custom syntax, so gpu ops are in the generic form. Each program has
-a numpy/float64 reference in tests/unit/test_gpu_runtime.py.
+The gpu ops are in xDSL's generic form, which loopopt still reads (it prints, and reads too,
+upstream MLIR's custom syntax: loopopt.dialects.gpu_ext; tests/filecheck uses it). Each program
+has a numpy/float64 reference in tests/unit/test_gpu_runtime.py.
 """
 
 from __future__ import annotations

@@ -502,13 +502,16 @@ class FuncOp(IRDLOperation):
     def workgroup_args(self) -> tuple[SSAValue, ...]:
         """The entry block's arguments for the workgroup attributions."""
         first = len(self.function_type.inputs)
-        return self.body.block.args[first : first + self.num_workgroup_attributions]
+        return self._entry_args()[first : first + self.num_workgroup_attributions]
 
     @property
     def private_args(self) -> tuple[SSAValue, ...]:
         """The entry block's arguments for the private attributions."""
         first = len(self.function_type.inputs) + self.num_workgroup_attributions
-        return self.body.block.args[first:]
+        return self._entry_args()[first:]
+
+    def _entry_args(self) -> tuple[SSAValue, ...]:
+        return self.body.blocks.first.args if self.body.blocks.first is not None else ()
 
     def verify_(self) -> None:
         if not self.body.blocks:
@@ -540,6 +543,9 @@ class FuncOp(IRDLOperation):
                 raise VerifyException(f"known_{name}_size needs 3 elements, x, y and z")
         if self.arg_attrs is not None and len(self.arg_attrs) != len(inputs):
             raise VerifyException("gpu.func: arg_attrs needs one dictionary per argument")
+        outputs = self.function_type.outputs.data
+        if self.res_attrs is not None and len(self.res_attrs) != len(outputs):
+            raise VerifyException("gpu.func: res_attrs needs one dictionary per result")
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -571,12 +577,12 @@ class FuncOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        inputs = self.function_type.inputs.data
-        args = self.body.block.args[: len(inputs)] if self.body.blocks else ()
-        arg_attrs = self.arg_attrs.data if self.arg_attrs is not None else [None] * len(args)
+        args = self._entry_args()[: len(self.function_type.inputs)]
+        arg_attrs = list(self.arg_attrs.data) if self.arg_attrs is not None else []
+        arg_attrs += [None] * (len(args) - len(arg_attrs))
         printer.print_string("(")
         printer.print_list(
-            zip(args, arg_attrs, strict=True), lambda a: print_func_argument(printer, *a)
+            zip(args, arg_attrs, strict=False), lambda a: print_func_argument(printer, *a)
         )
         printer.print_string(")")
         self._print_results(printer)
@@ -603,10 +609,11 @@ class FuncOp(IRDLOperation):
             printer.print_string(" -> ")
             printer.print_attribute(outputs[0])
             return
-        attrs = self.res_attrs.data if self.res_attrs is not None else [None] * len(outputs)
+        attrs = list(self.res_attrs.data) if self.res_attrs is not None else []
+        attrs += [None] * (len(outputs) - len(attrs))
         printer.print_string(" -> (")
         printer.print_list(
-            zip(outputs, attrs, strict=True), lambda r: print_func_output(printer, *r)
+            zip(outputs, attrs, strict=False), lambda r: print_func_output(printer, *r)
         )
         printer.print_string(")")
 

@@ -10,8 +10,12 @@
 // RUN: sed -n '/^\/\/ HAND-WRITTEN CASE/,/^\/\/ END OF HAND-WRITTEN/p' %s | %mlir-opt | loopopt-opt | filecheck %s --check-prefix=LOOPOPT
 // Mapped loops: what gpu-map-loops makes (tiled, shared memory, barriers) mlir-opt verifies, and
 // loopopt compiles mlir-opt's print of it to PTX.
-// RUN: sed -n '/^\/\/ MAPPED CASE/,$p' %s | loopopt-opt -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops' | %mlir-opt | filecheck %s --check-prefix=MAPPED
-// RUN: sed -n '/^\/\/ MAPPED CASE/,$p' %s | loopopt-opt -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops' | %mlir-opt | loopopt-opt --emit ptx | filecheck %s --check-prefix=PTX
+// RUN: sed -n '/^\/\/ MAPPED CASE/,/^\/\/ END OF MAPPED CASE/p' %s | loopopt-opt -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops' | %mlir-opt | filecheck %s --check-prefix=MAPPED
+// RUN: sed -n '/^\/\/ MAPPED CASE/,/^\/\/ END OF MAPPED CASE/p' %s | loopopt-opt -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops' | %mlir-opt | loopopt-opt --emit ptx | filecheck %s --check-prefix=PTX
+// Upstream's own mapping: the kernel that mlir-opt's convert-affine-for-to-gpu and
+// gpu-kernel-outlining make, loopopt reads and compiles to PTX.
+// RUN: sed -n '/^\/\/ UPSTREAM CASE/,$p' %s | %mlir-opt --pass-pipeline='builtin.module(func.func(convert-affine-for-to-gpu{gpu-block-dims=1 gpu-thread-dims=1}),gpu-kernel-outlining,lower-affine)' | loopopt-opt | filecheck %s --check-prefix=UPSTREAM
+// RUN: sed -n '/^\/\/ UPSTREAM CASE/,$p' %s | %mlir-opt --pass-pipeline='builtin.module(func.func(convert-affine-for-to-gpu{gpu-block-dims=1 gpu-thread-dims=1}),gpu-kernel-outlining,lower-affine)' | loopopt-opt --emit ptx | filecheck %s --check-prefix=UPSTREAM-PTX
 
 // CHECK-LABEL: func.func @host(
 // CHECK-SAME:    %[[A:.*]]: memref<64xf32>, %[[N:.*]]: index, %[[S:.*]]: i32, %[[M:.*]]: i32, %[[P:.*]]: !llvm.ptr)
@@ -125,5 +129,30 @@ func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x9
       } {loopopt.name = "k"}
     } {loopopt.name = "j"}
   } {loopopt.name = "i"}
+  return
+}
+// END OF MAPPED CASE
+
+// UPSTREAM CASE
+// UPSTREAM:       gpu.launch_func @scale_kernel::@scale_kernel blocks in (%{{.*}}, %[[ONE:.*]], %[[ONE]]) threads in (%{{.*}}, %[[ONE]], %[[ONE]]) args(
+// UPSTREAM:       gpu.module @scale_kernel {
+// UPSTREAM-NEXT:    gpu.func @scale_kernel({{.*}}) kernel {
+// UPSTREAM:           gpu.block_id x
+// UPSTREAM:           gpu.thread_id x
+// UPSTREAM:           gpu.return
+// UPSTREAM-PTX:   .visible .entry scale_kernel(
+// UPSTREAM-PTX:   %ctaid.x
+// UPSTREAM-PTX:   ld.global
+// UPSTREAM-PTX:   st.global
+func.func @scale(%A: memref<1024xf32>) {
+  %two = arith.constant 2.0 : f32
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 256 {
+      %k = affine.apply affine_map<(d0, d1) -> (d0 * 256 + d1)>(%i, %j)
+      %a = affine.load %A[%k] : memref<1024xf32>
+      %b = arith.mulf %a, %two : f32
+      affine.store %b, %A[%k] : memref<1024xf32>
+    }
+  }
   return
 }
