@@ -18,13 +18,13 @@
 // RUN: sed -n '/^\/\/ UPSTREAM CASE/,$p' %s | %mlir-opt --pass-pipeline='builtin.module(func.func(convert-affine-for-to-gpu{gpu-block-dims=1 gpu-thread-dims=1}),gpu-kernel-outlining,lower-affine)' | loopopt-opt --emit ptx | filecheck %s --check-prefix=UPSTREAM-PTX
 
 // CHECK-LABEL: func.func @host(
-// CHECK-SAME:    %[[A:.*]]: memref<64xf32>, %[[N:.*]]: index, %[[S:.*]]: i32, %[[M:.*]]: i32, %[[P:.*]]: !llvm.ptr)
-// CHECK:         gpu.launch_func @kernels::@k blocks in (%[[C4:.*]], %[[C1:.*]], %[[C1]]) threads in (%[[N]], %[[C1]], %[[C1]]) dynamic_shared_memory_size %[[S]] args(%[[A]] : memref<64xf32>, %[[N]] : index) {loopopt.tag = 1 : i64}
+// CHECK-SAME:    %[[A:[a-z0-9_]+]]: memref<64xf32>, %[[N:[a-z0-9_]+]]: index, %[[S:[a-z0-9_]+]]: i32, %[[M:[a-z0-9_]+]]: i32, %[[P:[a-z0-9_]+]]: !llvm.ptr)
+// CHECK:         gpu.launch_func @kernels::@k blocks in (%[[C4:[a-z0-9_]+]], %[[C1:[a-z0-9_]+]], %[[C1]]) threads in (%[[N]], %[[C1]], %[[C1]]) dynamic_shared_memory_size %[[S]] args(%[[A]] : memref<64xf32>, %[[N]] : index) {loopopt.tag = 1 : i64}
 // CHECK-NEXT:    gpu.launch_func @kernels::@k2 clusters in (%[[C1]], %[[C1]], %[[C1]]) blocks in (%[[C4]], %[[C1]], %[[C1]]) threads in (%[[N]], %[[C1]], %[[C1]]){{ *$}}
-// CHECK-NEXT:    gpu.launch_func @kernels::@k3 blocks in (%[[M]], %[[ONE:.*]], %[[ONE]]) threads in (%[[M]], %[[ONE]], %[[ONE]]) : i32 args(%[[A]] : memref<64xf32>)
+// CHECK-NEXT:    gpu.launch_func @kernels::@k3 blocks in (%[[M]], %[[ONE:[a-z0-9_]+]], %[[ONE]]) threads in (%[[M]], %[[ONE]], %[[ONE]]) : i32 args(%[[A]] : memref<64xf32>)
 // CHECK-NEXT:    gpu.launch_func <%[[P]] : !llvm.ptr> @kernels::@k2 blocks in
-// CHECK-NEXT:    %[[T0:.*]] = gpu.wait async
-// CHECK-NEXT:    %[[T1:.*]] = gpu.launch_func async [%[[T0]]] @kernels::@k2 blocks in
+// CHECK-NEXT:    %[[T0:[a-z0-9_]+]] = gpu.wait async
+// CHECK-NEXT:    %[[T1:[a-z0-9_]+]] = gpu.launch_func async [%[[T0]]] @kernels::@k2 blocks in
 // CHECK-NEXT:    gpu.launch_func [%[[T1]]] @kernels::@k2 blocks in
 // CHECK-NEXT:    gpu.wait [%[[T1]]]
 // CHECK:       gpu.module @kernels attributes {loopopt.note = "kept"} {
@@ -40,7 +40,7 @@
 // CHECK-NEXT:      gpu.return
 // CHECK:         gpu.func @k2() kernel {
 // CHECK:         gpu.func @k3(%{{.*}}: memref<64xf32>) kernel {
-// CHECK:         gpu.func @helper(%[[X:.*]]: f32 {loopopt.arg}) -> (f32 {loopopt.res}) workgroup(%[[W:.*]] : memref<32xf32, #gpu.address_space<workgroup>>) private(%[[PR:.*]] : memref<1xf32, #gpu.address_space<private>>) {
+// CHECK:         gpu.func @helper(%[[X:[a-z0-9_]+]]: f32 {loopopt.arg}) -> (f32 {loopopt.res}) workgroup(%[[W:[a-z0-9_]+]] : memref<32xf32, #gpu.address_space<workgroup>>) private(%[[PR:[a-z0-9_]+]] : memref<1xf32, #gpu.address_space<private>>) {
 // CHECK:           memref.store %[[X]], %[[W]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
 // CHECK:           memref.store %[[X]], %[[PR]][%{{.*}}] : memref<1xf32, #gpu.address_space<private>>
 // CHECK-NEXT:      gpu.return %[[X]] : f32
@@ -134,7 +134,7 @@ func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x9
 // END OF MAPPED CASE
 
 // UPSTREAM CASE
-// UPSTREAM:       gpu.launch_func @scale_kernel::@scale_kernel blocks in (%{{.*}}, %[[ONE:.*]], %[[ONE]]) threads in (%{{.*}}, %[[ONE]], %[[ONE]]) args(
+// UPSTREAM:       gpu.launch_func @scale_kernel::@scale_kernel blocks in (%{{.*}}, %[[ONE:[a-z0-9_]+]], %[[ONE]]) threads in (%{{.*}}, %[[ONE]], %[[ONE]]) args(
 // UPSTREAM:       gpu.module @scale_kernel {
 // UPSTREAM-NEXT:    gpu.func @scale_kernel({{.*}}) kernel {
 // UPSTREAM:           gpu.block_id x
