@@ -5,8 +5,9 @@
 The loop nest C[i, j] += A[i, k] * B[k, j] goes through `gpu-map-loops` only (no tiling, no shared
 memory): i and j become the grid and the block, the contiguous j goes to threadIdx.x, k stays a
 sequential loop in the kernel. cuBLAS runs through torch (TF32 off). The upstream MLIR 22
-tiled-parallel GPU mapping of the same nest measured 0.97 TFLOP/s on the H200 (../shared/ANCHORS.md);
-it cannot run here (no MLIR on the GPU machine), so its row quotes that anchor.
+tiled-parallel GPU mapping of the same nest measured 0.97 TFLOP/s on the H200
+(../shared/ANCHORS.md); it cannot run here (no MLIR on the GPU machine), so its row quotes
+that anchor.
 
 Every result is checked against a float64 reference on fresh random inputs, with the output
 poisoned (NaN) before the run.
@@ -50,6 +51,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=4096)
     parser.add_argument("--block", action="append", default=None, help="e.g. 32,8 (repeatable)")
+    parser.add_argument(
+        "--pipeline", action="append", default=None, help="more pipelines to time (repeatable)"
+    )
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     import torch
@@ -84,26 +88,32 @@ def main() -> int:
 
     text = matmul_mlir(n)
     failed = False
-    for block in args.block or ["32,8", "32,4", "16,16", "64,4"]:
-        pipeline = f"gpu-map-loops{{block={block}}}"
+    pipelines = [
+        (f"loopopt naive, block={block}", f"gpu-map-loops{{block={block}}}")
+        for block in args.block or ["32,8", "32,4", "16,16", "64,4"]
+    ]
+    pipelines += [(f"loopopt {p}", p) for p in args.pipeline or []]
+    for name, pipeline in pipelines:
         kern = loopopt.compile(text, "matmul", pipeline=pipeline, target="gpu")
         c = torch.full((n, n), float("nan"), device="cuda")
         ms = kern.time(a, b, c, repeat=args.repeat)
         err = rel_err(c)
         ok = err < 1e-4
         failed |= not ok
-        label = f"loopopt naive, block={block}" + ("" if ok else f" WRONG (rel. err {err:.1e})")
+        label = name + ("" if ok else f" WRONG (rel. err {err:.1e})")
         rows.append((label, ms, flops / ms / 1e9))
 
     gpu = torch.cuda.get_device_name(0)
     print(f"SGEMM {n}³ (fp32), {gpu}; median of {args.repeat} runs, CUDA events")
-    print(f"{'':38s} {'ms':>9s} {'TFLOP/s':>8s} {'vs cuBLAS':>9s} {'vs MLIR':>8s}")
+    width = max(38, *(len(label) for label, _, _ in rows))
+    print(f"{'':{width}s} {'ms':>9s} {'TFLOP/s':>8s} {'vs cuBLAS':>9s} {'vs MLIR':>8s}")
     for label, ms, tflops in rows:
         print(
-            f"{label:38s} {ms:9.3f} {tflops:8.2f} {tflops / rows[0][2]:9.3f} "
+            f"{label:{width}s} {ms:9.3f} {tflops:8.2f} {tflops / rows[0][2]:9.3f} "
             f"{tflops / UPSTREAM_MLIR_TFLOPS_H200:8.2f}"
         )
-    print(f"{'upstream MLIR 22 mapping (anchor, H200)':38s} {'':9s} {UPSTREAM_MLIR_TFLOPS_H200:8.2f}")
+    anchor = "upstream MLIR 22 mapping (anchor, H200)"
+    print(f"{anchor:{width}s} {'':9s} {UPSTREAM_MLIR_TFLOPS_H200:8.2f}")
     return 1 if failed else 0
 
 
