@@ -187,7 +187,9 @@ def pipelines(draw: st.DrawFn, nest: Nest) -> str:
             perm = draw(st.permutations(list(range(band))))
             return f"loop-interchange{{permutation={','.join(map(str, perm))}}}"
         if kind == "peel":
-            return f"loop-peel{{loop={loop} count={draw(st.integers(1, 2))}}}"
+            return f"loop-peel{{loop={loop} count={draw(st.sampled_from([-2, -1, 1, 2]))}}}"
+        if kind == "full-tiles":
+            return "loop-peel{full-tiles}"
         if kind == "promote":
             return f"promote{{loop={loop}}}"
         return "loop-mark-parallel"

@@ -120,10 +120,14 @@ class IfOp(IRDLOperation):
             printer.print_string(")")
         terminators = bool(self.res)
         printer.print_string(" ")
-        printer.print_region(self.then_region, False, terminators)
+        printer.print_region(
+            self.then_region, print_entry_block_args=False, print_block_terminators=terminators
+        )
         if self.else_region.blocks and (terminators or list(self.else_region.block.ops)[:-1]):
             printer.print_string(" else ")
-            printer.print_region(self.else_region, False, terminators)
+            printer.print_region(
+                self.else_region, print_entry_block_args=False, print_block_terminators=terminators
+            )
         printer.print_op_attributes(self.attributes)
 
 

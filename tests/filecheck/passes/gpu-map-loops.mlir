@@ -213,7 +213,6 @@ func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
 // TILED-NEXT:      affine.if affine_set<(d0, d1, d2, d3, d4) : (((d0 * -1) + 255) >= 0, (((d1 * -1) + (d2 * -1)) + 99) >= 0, (((d3 * -1) + (d4 * -1)) + 69) >= 0)>(%A_copy_in_l, %A_in0, %i_t, %A_in1, %k_t) {
 // TILED-NEXT:        %[[V:.*]] = affine.load %A[%i_t + %A_in0, %k_t + %A_in1] : memref<100x70xf32>
 // TILED-NEXT:        affine.store %[[V]], %A_shared[%A_in0, %A_in1] : memref<32x8xf32, 3 : i64>
-// TILED-NEXT:        affine.yield
 // TILED-NEXT:      } {loopopt.name = "A_copy_in", loopopt.mapping = "threads"}
 // TILED:           } {loopopt.name = "B_copy_in", loopopt.mapping = "threads"}
 // TILED-NEXT:      %i = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%ty, %i_t)
