@@ -1,0 +1,234 @@
+"""`@loopopt.kernel`: a Python loop nest, compiled per argument signature, run in place.
+
+    @loopopt.kernel
+    def gemm(A, B, C):
+        for i in range(C.shape[0]):
+            for j in range(C.shape[1]):
+                for k in range(A.shape[1]):
+                    C[i, j] += A[i, k] * B[k, j]
+
+    gemm(A, B, C)                          # compiled once per (shapes, dtypes, schedule, target)
+    gemm(A, B, C, schedule="loop-tile{tile-sizes=32,32}", target="cpu")
+    print(gemm.mlir(A, B, C))              # the IR a call with these arguments compiles
+
+Shapes: calls compile for the arrays' static shapes (`@loopopt.kernel(static_shapes=False)`:
+`memref<?x?xf32>`, one compilation per dtypes); `kern.mlir()` without arguments prints dynamic
+shapes, with types from string annotations (`A: "float32[:, :]"`, `n: int`, `x: float`) or else
+from the last call. `schedule=None` runs the loops as written on the CPU and maps them with
+`gpu-map-loops` on the GPU; `"auto"` is `auto-schedule` once that pass exists, until then the
+same as None; any other string is a pass pipeline. `target="auto"` is the GPU where one is
+usable. Arrays: numpy (the GPU copies them in and out), `__cuda_array_interface__` objects
+(GPU, in place), `loopopt.array` (kept on the device between calls).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from xdsl.dialects import affine, func, memref
+from xdsl.dialects.builtin import ModuleOp
+
+from loopopt.api import Compiled
+from loopopt.diagnostics import LoopoptError
+from loopopt.frontend.array import array
+from loopopt.frontend.source import Source
+from loopopt.frontend.translate import parameters, translate
+from loopopt.frontend.types import DTYPES, PY_FLOAT, PY_INT, ArraySpec, ScalarSpec, Spec, spec_of
+
+_AUTO_TARGET: list[str] = []
+_ANNOTATION = re.compile(r"^\s*(float32|float64|int32|int64)\s*(?:\[(.*)\])?\s*$")
+
+
+def resolve_target(target: str) -> str:
+    if target not in ("auto", "gpu", "cpu"):
+        raise LoopoptError(f"unknown target '{target}' (use auto, gpu or cpu)")
+    if target != "auto":
+        return target
+    if not _AUTO_TARGET:
+        from loopopt.runtime import cuda
+
+        _AUTO_TARGET.append("gpu" if cuda.available() else "cpu")
+    return _AUTO_TARGET[0]
+
+
+def pipeline_for(schedule: str | None) -> str:
+    """The pass pipeline of a `schedule=` value (see the module docstring)."""
+    if schedule is None:
+        return ""
+    if schedule == "auto":
+        from loopopt.universe import all_passes
+
+        return "auto-schedule" if "auto-schedule" in all_passes() else ""
+    return schedule
+
+
+@dataclass
+class _Entry:
+    compiled: Compiled
+    written: tuple[bool, ...]
+    """Which parameters the kernel stores to."""
+
+
+class Kernel:
+    """A Python function that loopopt compiles and runs (see the module docstring)."""
+
+    def __init__(self, function: Callable[..., Any], static_shapes: bool = True):
+        self.source = Source.of(function)
+        self.parameters = parameters(self.source.tree, self.source)
+        self.static_shapes = static_shapes
+        self.__name__ = self.source.name
+        self.__doc__ = function.__doc__
+        self.__wrapped__ = function
+        self._compiled: dict[tuple[Any, ...], _Entry] = {}
+        self._last: tuple[Spec, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"<loopopt.kernel {self.__name__} ({self.source.filename})>"
+
+    def specs(self, args: tuple[Any, ...]) -> tuple[Spec, ...]:
+        args = self._bind(args)
+        result: list[Spec] = []
+        for name, value in zip(self.parameters, args, strict=True):
+            spec = spec_of(value, dynamic=not self.static_shapes)
+            if spec is None:
+                raise LoopoptError(
+                    f"{self.__name__}() argument '{name}': {type(value).__name__} is not a "
+                    "float32/float64/int32/int64 array, an int or a float",
+                    location=self.source.location(self.source.tree),
+                )
+            result.append(spec)
+        return tuple(result)
+
+    def _bind(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        defaults = self.__wrapped__.__defaults__ or ()
+        missing = len(self.parameters) - len(args)
+        if 0 < missing <= len(defaults):
+            args = (*args, *defaults[len(defaults) - missing :])
+        if len(args) != len(self.parameters):
+            raise LoopoptError(
+                f"{self.__name__}() takes {len(self.parameters)} arguments, {len(args)} given",
+                location=self.source.location(self.source.tree),
+            )
+        return args
+
+    def module(self, *args: Any) -> ModuleOp:
+        """The module a call with `args` compiles (before any schedule)."""
+        specs = self.specs(args) if args else self._annotated_specs()
+        return translate(self.source, specs)
+
+    def mlir(self, *args: Any, locations: bool = False) -> str:
+        """The IR text (with `loc(...)` of the Python lines if `locations`)."""
+        module = self.module(*args)
+        if not locations:
+            return str(module)
+        from io import StringIO
+
+        from xdsl.printer import Printer
+
+        stream = StringIO()
+        Printer(stream=stream, print_debuginfo=True).print_op(module)
+        return stream.getvalue()
+
+    def compile(self, *args: Any, schedule: str | None = None, target: str = "auto") -> Compiled:
+        """The compiled function for arguments like `args` (cached)."""
+        return self._entry(self.specs(args), schedule, resolve_target(target)).compiled
+
+    def __call__(self, *args: Any, schedule: str | None = None, target: str = "auto") -> None:
+        args = self._bind(args)
+        resolved = resolve_target(target)
+        entry = self._entry(self.specs(args), schedule, resolved)
+        passed = [self._argument(a, resolved) for a in args]
+        entry.compiled(*passed)
+        for value, written in zip(args, entry.written, strict=True):
+            if isinstance(value, array) and written:
+                if resolved == "gpu":
+                    value.written_on_device()
+                else:
+                    value.written_on_host()
+
+    def _argument(self, value: Any, target: str) -> Any:
+        if isinstance(value, array):
+            return value.for_device_kernel() if target == "gpu" else value.for_host_kernel()
+        if target == "cpu" and hasattr(value, "__cuda_array_interface__"):
+            raise LoopoptError(f"{self.__name__}(): a CUDA array needs target='gpu'")
+        return value
+
+    def _entry(self, specs: tuple[Spec, ...], schedule: str | None, target: str) -> _Entry:
+        key = (specs, schedule, target)
+        entry = self._compiled.get(key)
+        if entry is None:
+            import loopopt
+
+            module = translate(self.source, specs)
+            written = _written(module)
+            compiled = loopopt.compile(module, self.__name__, pipeline_for(schedule), target)
+            entry = _Entry(compiled, written)
+            self._compiled[key] = entry
+        self._last = specs
+        return entry
+
+    def _annotated_specs(self) -> tuple[Spec, ...]:
+        """Specs from the parameters' annotations, else the last call's (dynamic shapes)."""
+        specs: list[Spec] = []
+        for arg in self.source.tree.args.args:
+            spec = _annotation_spec(arg.annotation)
+            if spec is None:
+                break
+            specs.append(spec)
+        if len(specs) == len(self.parameters):
+            return tuple(specs)
+        if self._last is not None:
+            return tuple(
+                replace(s, shape=tuple(None for _ in s.shape)) if isinstance(s, ArraySpec) else s
+                for s in self._last
+            )
+        missing = self.parameters[len(specs)]
+        raise LoopoptError(
+            f"{self.__name__}.mlir() needs example arguments, a call before, or annotations "
+            f"(parameter '{missing}' has none it understands: int, float, \"float32[:, :]\" …)",
+            location=self.source.location(self.source.tree),
+        )
+
+
+def _annotation_spec(node: object) -> Spec | None:
+    import ast
+
+    if isinstance(node, ast.Name) and node.id in ("int", "float"):
+        return ScalarSpec(PY_INT if node.id == "int" else PY_FLOAT)
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return None
+    found = _ANNOTATION.match(node.value)
+    if found is None:
+        return None
+    dtype, dims = found.group(1), found.group(2)
+    if dims is None:
+        return ScalarSpec(DTYPES[dtype])
+    shape: list[int | None] = []
+    for dim in dims.split(","):
+        dim = dim.strip()
+        if dim in (":", "?"):
+            shape.append(None)
+        elif dim.isdigit():
+            shape.append(int(dim))
+        else:
+            return None
+    return ArraySpec(dtype, tuple(shape)) if shape else None
+
+
+def _written(module: ModuleOp) -> tuple[bool, ...]:
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    stores = (affine.StoreOp, memref.StoreOp)
+    return tuple(
+        any(isinstance(use.operation, stores) and use.index == 1 for use in arg.uses)
+        for arg in fn.body.block.args
+    )
+
+
+def kernel(function: Callable[..., Any] | None = None, *, static_shapes: bool = True) -> Any:
+    """`@loopopt.kernel` or `@loopopt.kernel(static_shapes=False)` (see the module docstring)."""
+    if function is None:
+        return lambda f: Kernel(f, static_shapes=static_shapes)
+    return Kernel(function, static_shapes=static_shapes)

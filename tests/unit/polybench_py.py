@@ -1,0 +1,309 @@
+"""PolyBench kernels written as plain Python loop nests (the front-end's test suite).
+
+Each function follows its PolyBench/C 4.2 original (linear algebra, solvers, stencils, dynamic
+programming, data mining); the tests run it as Python on numpy arrays and as a
+`@loopopt.kernel` on the CPU, and compare. Sizes come from the arrays' shapes.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def gemm(alpha, beta, C, A, B):
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            C[i, j] *= beta
+        for k in range(A.shape[1]):
+            for j in range(C.shape[1]):
+                C[i, j] += alpha * A[i, k] * B[k, j]
+
+
+def two_mm(alpha, beta, tmp, A, B, C, D):
+    ni, nj = tmp.shape
+    nk, nl = A.shape[1], C.shape[1]
+    for i in range(ni):
+        for j in range(nj):
+            tmp[i, j] = 0.0
+            for k in range(nk):
+                tmp[i, j] += alpha * A[i, k] * B[k, j]
+    for i in range(ni):
+        for j in range(nl):
+            D[i, j] *= beta
+            for k in range(nj):
+                D[i, j] += tmp[i, k] * C[k, j]
+
+
+def syrk(alpha, beta, C, A):
+    n, m = A.shape
+    for i in range(n):
+        for j in range(i + 1):
+            C[i, j] *= beta
+        for k in range(m):
+            for j in range(i + 1):
+                C[i, j] += alpha * A[i, k] * A[j, k]
+
+
+def trmm(alpha, A, B):
+    m, n = B.shape
+    for i in range(m):
+        for j in range(n):
+            for k in range(i + 1, m):
+                B[i, j] += A[k, i] * B[k, j]
+            B[i, j] = alpha * B[i, j]
+
+
+def lu(A):
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i):
+            w = A[i][j]
+            for k in range(j):
+                w -= A[i][k] * A[k][j]
+            A[i][j] = w / A[j][j]
+        for j in range(i, n):
+            w = A[i][j]
+            for k in range(i):
+                w -= A[i][k] * A[k][j]
+            A[i][j] = w
+
+
+def cholesky(A):
+    n = len(A)
+    for i in range(n):
+        for j in range(i):
+            for k in range(j):
+                A[i, j] -= A[i, k] * A[j, k]
+            A[i, j] /= A[j, j]
+        for k in range(i):
+            A[i, i] -= A[i, k] * A[i, k]
+        A[i, i] = math.sqrt(A[i, i])
+
+
+def trisolv(L, x, b):
+    n = x.shape[0]
+    for i in range(n):
+        x[i] = b[i]
+        for j in range(i):
+            x[i] -= L[i][j] * x[j]
+        x[i] = x[i] / L[i][i]
+
+
+def durbin(r, y, z):
+    n = r.shape[0]
+    y[0] = -r[0]
+    beta = 1.0
+    alpha = -r[0]
+    for k in range(1, n):
+        beta = (1 - alpha * alpha) * beta
+        total = 0.0
+        for i in range(k):
+            total += r[k - i - 1] * y[i]
+        alpha = -(r[k] + total) / beta
+        for i in range(k):
+            z[i] = y[i] + alpha * y[k - i - 1]
+        for i in range(k):
+            y[i] = z[i]
+        y[k] = alpha
+
+
+def jacobi_1d(tsteps, A, B):
+    n = A.shape[0]
+    for t in range(tsteps):  # noqa: B007 (the loop is named t)
+        for i in range(1, n - 1):
+            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1])
+        for i in range(1, n - 1):
+            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1])
+
+
+def jacobi_2d(tsteps, A, B):
+    n = A.shape[0]
+    for t in range(tsteps):  # noqa: B007 (the loop is named t)
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                B[i, j] = 0.2 * (A[i, j] + A[i, j - 1] + A[i, 1 + j] + A[1 + i, j] + A[i - 1, j])
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                A[i, j] = 0.2 * (B[i, j] + B[i, j - 1] + B[i, 1 + j] + B[1 + i, j] + B[i - 1, j])
+
+
+def seidel_2d(tsteps, A):
+    n = A.shape[0]
+    for t in range(tsteps):  # noqa: B007 (the loop is named t)
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                A[i, j] = (
+                    A[i - 1, j - 1] + A[i - 1, j] + A[i - 1, j + 1]
+                    + A[i, j - 1] + A[i, j] + A[i, j + 1]
+                    + A[i + 1, j - 1] + A[i + 1, j] + A[i + 1, j + 1]
+                ) / 9.0  # fmt: skip
+
+
+def fdtd_2d(ex, ey, hz, fict):
+    nx, ny = ex.shape
+    for t in range(fict.shape[0]):
+        for j in range(ny):
+            ey[0, j] = fict[t]
+        for i in range(1, nx):
+            for j in range(ny):
+                ey[i, j] = ey[i, j] - 0.5 * (hz[i, j] - hz[i - 1, j])
+        for i in range(nx):
+            for j in range(1, ny):
+                ex[i, j] = ex[i, j] - 0.5 * (hz[i, j] - hz[i, j - 1])
+        for i in range(nx - 1):
+            for j in range(ny - 1):
+                hz[i, j] = hz[i, j] - 0.7 * (ex[i, j + 1] - ex[i, j] + ey[i + 1, j] - ey[i, j])
+
+
+def heat_3d(tsteps, A, B):
+    n = A.shape[0]
+    for t in range(1, tsteps + 1):  # noqa: B007
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                for k in range(1, n - 1):
+                    B[i, j, k] = (
+                        0.125 * (A[i + 1, j, k] - 2.0 * A[i, j, k] + A[i - 1, j, k])
+                        + 0.125 * (A[i, j + 1, k] - 2.0 * A[i, j, k] + A[i, j - 1, k])
+                        + 0.125 * (A[i, j, k + 1] - 2.0 * A[i, j, k] + A[i, j, k - 1])
+                        + A[i, j, k]
+                    )
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                for k in range(1, n - 1):
+                    A[i, j, k] = (
+                        0.125 * (B[i + 1, j, k] - 2.0 * B[i, j, k] + B[i - 1, j, k])
+                        + 0.125 * (B[i, j + 1, k] - 2.0 * B[i, j, k] + B[i, j - 1, k])
+                        + 0.125 * (B[i, j, k + 1] - 2.0 * B[i, j, k] + B[i, j, k - 1])
+                        + B[i, j, k]
+                    )
+
+
+def floyd_warshall(path):
+    n = path.shape[0]
+    for k in range(n):
+        for i in range(n):
+            for j in range(n):
+                through = path[i, k] + path[k, j]
+                path[i, j] = path[i, j] if path[i, j] < through else through
+
+
+def nussinov(seq, table):
+    n = seq.shape[0]
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n):
+            if j - 1 >= 0:
+                table[i, j] = max(table[i, j], table[i, j - 1])
+            if i + 1 < n:
+                table[i, j] = max(table[i, j], table[i + 1, j])
+            if j - 1 >= 0 and i + 1 < n:
+                if i < j - 1:
+                    match = 1 if seq[i] + seq[j] == 3 else 0
+                    table[i, j] = max(table[i, j], table[i + 1, j - 1] + match)
+                else:
+                    table[i, j] = max(table[i, j], table[i + 1, j - 1])
+            for k in range(i + 1, j):
+                table[i, j] = max(table[i, j], table[i, k] + table[k + 1, j])
+
+
+def atax(A, x, y, tmp):
+    m, n = A.shape
+    for i in range(n):
+        y[i] = 0.0
+    for i in range(m):
+        tmp[i] = 0.0
+        for j in range(n):
+            tmp[i] = tmp[i] + A[i, j] * x[j]
+        for j in range(n):
+            y[j] = y[j] + A[i, j] * tmp[i]
+
+
+def bicg(A, s, q, p, r):
+    n, m = A.shape
+    for i in range(m):
+        s[i] = 0
+    for i in range(n):
+        q[i] = 0.0
+        for j in range(m):
+            s[j] = s[j] + r[i] * A[i, j]
+            q[i] = q[i] + A[i, j] * p[j]
+
+
+def mvt(x1, x2, y_1, y_2, A):
+    n = x1.shape[0]
+    for i in range(n):
+        for j in range(n):
+            x1[i] = x1[i] + A[i, j] * y_1[j]
+    for i in range(n):
+        for j in range(n):
+            x2[i] = x2[i] + A[j, i] * y_2[j]
+
+
+def correlation(float_n, data, corr, mean, stddev):
+    n, m = data.shape
+    eps = 0.1
+    for j in range(m):
+        mean[j] = 0.0
+        for i in range(n):
+            mean[j] += data[i, j]
+        mean[j] /= float_n
+    for j in range(m):
+        stddev[j] = 0.0
+        for i in range(n):
+            stddev[j] += (data[i, j] - mean[j]) * (data[i, j] - mean[j])
+        stddev[j] /= float_n
+        stddev[j] = math.sqrt(stddev[j])
+        stddev[j] = 1.0 if stddev[j] <= eps else stddev[j]
+    for i in range(n):
+        for j in range(m):
+            data[i, j] -= mean[j]
+            data[i, j] /= math.sqrt(float_n) * stddev[j]
+    for i in range(m - 1):
+        corr[i, i] = 1.0
+        for j in range(i + 1, m):
+            corr[i, j] = 0.0
+            for k in range(n):
+                corr[i, j] += data[k, i] * data[k, j]
+            corr[j, i] = corr[i, j]
+    corr[m - 1, m - 1] = 1.0
+
+
+def covariance(float_n, data, cov, mean):
+    n, m = data.shape
+    for j in range(m):
+        mean[j] = 0.0
+        for i in range(n):
+            mean[j] += data[i, j]
+        mean[j] /= float_n
+    for i in range(n):
+        for j in range(m):
+            data[i, j] -= mean[j]
+    for i in range(m):
+        for j in range(i, m):
+            cov[i, j] = 0.0
+            for k in range(n):
+                cov[i, j] += data[k, i] * data[k, j]
+            cov[i, j] /= float_n - 1.0
+            cov[j, i] = cov[i, j]
+
+
+def doitgen(A, C4, total):
+    nr, nq, np_ = A.shape
+    for r in range(nr):
+        for q in range(nq):
+            for p in range(np_):
+                total[p] = 0.0
+                for s in range(np_):
+                    total[p] += A[r, q, s] * C4[s, p]
+            for p in range(np_):
+                A[r, q, p] = total[p]
+
+
+def gesummv(alpha, beta, A, B, tmp, x, y):
+    n = A.shape[0]
+    for i in range(n):
+        tmp[i] = 0.0
+        y[i] = 0.0
+        for j in range(n):
+            tmp[i] = A[i, j] * x[j] + tmp[i]
+            y[i] = B[i, j] * x[j] + y[i]
+        y[i] = alpha * tmp[i] + beta * y[i]
