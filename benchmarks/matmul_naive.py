@@ -9,6 +9,10 @@ tiled-parallel GPU mapping of the same nest measured 0.97 TFLOP/s on the H200
 (../shared/ANCHORS.md); it cannot run here (no MLIR on the GPU machine), so its row quotes
 that anchor.
 
+`--pipeline P` adds rows that run P on the perfect nest C[i, j] += A[i, k] * B[k, j] (C zeroed),
+e.g.
+the tiled, shared-memory schedule of `loopopt run`.
+
 Every result is checked against a float64 reference on fresh random inputs, with the output
 poisoned (NaN) before the run.
 """
@@ -40,6 +44,28 @@ func.func @matmul(%A: {t}, %B: {t}, %C: {t}) {{
         affine.yield %s : f32
       }} {{loopopt.name = "k"}}
       affine.store %sum, %C[%i, %j] : {t}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+
+
+def matmul_accumulate_mlir(n: int) -> str:
+    """The perfect nest C[i, j] += A[i, k] * B[k, j] (tiling and promotion pipelines need it)."""
+    t = f"memref<{n}x{n}xf32>"
+    return f"""
+func.func @matmul(%A: {t}, %B: {t}, %C: {t}) {{
+  affine.for %i = 0 to {n} {{
+    affine.for %j = 0 to {n} {{
+      affine.for %k = 0 to {n} {{
+        %a = affine.load %A[%i, %k] : {t}
+        %b = affine.load %B[%k, %j] : {t}
+        %c = affine.load %C[%i, %j] : {t}
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : {t}
+      }} {{loopopt.name = "k"}}
     }} {{loopopt.name = "j"}}
   }} {{loopopt.name = "i"}}
   return
@@ -88,16 +114,20 @@ def main() -> int:
 
     text = matmul_mlir(n)
     failed = False
+    accumulate = matmul_accumulate_mlir(n)
     pipelines = [
-        (f"loopopt naive, block={block}", f"gpu-map-loops{{block={block}}}")
+        (f"loopopt naive, block={block}", f"gpu-map-loops{{block={block}}}", text)
         for block in args.block or ["32,8", "32,4", "16,16", "64,4"]
     ]
-    pipelines += [(f"loopopt {p}", p) for p in args.pipeline or []]
-    for name, pipeline in pipelines:
-        kern = loopopt.compile(text, "matmul", pipeline=pipeline, target="gpu")
-        c = torch.full((n, n), float("nan"), device="cuda")
-        ms = kern.time(a, b, c, repeat=args.repeat)
+    pipelines += [(f"loopopt {p}", p, accumulate) for p in args.pipeline or []]
+    for name, pipeline, source in pipelines:
+        kern = loopopt.compile(source, "matmul", pipeline=pipeline, target="gpu")
+        # The accumulating nest needs C = 0 (one run is checked); the other is poisoned.
+        fill = 0.0 if source is accumulate else float("nan")
+        c = torch.full((n, n), fill, device="cuda")
+        kern(a, b, c)
         err = rel_err(c)
+        ms = kern.time(a, b, c, repeat=args.repeat)
         ok = err < 1e-4
         failed |= not ok
         label = name + ("" if ok else f" WRONG (rel. err {err:.1e})")
