@@ -10,8 +10,7 @@ tiled-parallel GPU mapping of the same nest measured 0.97 TFLOP/s on the H200
 that anchor.
 
 `--pipeline P` adds rows that run P on the perfect nest C[i, j] += A[i, k] * B[k, j] (C zeroed),
-e.g.
-the tiled, shared-memory schedule of `loopopt run`.
+e.g. the tiled, shared-memory schedule of `loopopt run`.
 
 Every result is checked against a float64 reference on fresh random inputs, with the output
 poisoned (NaN) before the run.
