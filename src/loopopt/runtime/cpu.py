@@ -33,6 +33,7 @@ from loopopt.backend.llvm_ir import module_to_llvmlite
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.lowering.to_llvm import lower_to_llvm
+from loopopt.runtime.scalars import scalar_argument
 
 Scalar = int | float | np.integer[Any] | np.floating[Any]
 
@@ -200,20 +201,7 @@ class CpuFunction:
         return np.ascontiguousarray(arg).copy()
 
     def _scalar(self, index: int, arg: object, t: Attribute) -> int | float:
-        where = f"@{self.name} argument {index}"
-        if isinstance(arg, np.ndarray | bool | np.bool_):
-            raise LoopoptError(f"{where}: expected a scalar of type {t}, got {type(arg).__name__}")
-        if isinstance(t, Float32Type | Float64Type):
-            if not isinstance(arg, int | float | np.integer | np.floating):
-                raise LoopoptError(f"{where}: expected a number for {t}, got {type(arg).__name__}")
-            return float(arg)
-        if not isinstance(arg, int | np.integer):
-            raise LoopoptError(f"{where}: expected an integer for {t}, got {type(arg).__name__}")
-        bits = 64 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 0
-        value = int(arg)
-        if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-            raise LoopoptError(f"{where}: {value} does not fit in {t}")
-        return value
+        return scalar_argument(f"@{self.name} argument {index}", arg, t)
 
 
 def compile_cpu(module: ModuleOp | str, func: str) -> CpuFunction:

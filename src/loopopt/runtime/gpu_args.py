@@ -21,6 +21,7 @@ from xdsl.ir import Attribute
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.runtime import cuda
+from loopopt.runtime.scalars import scalar_argument
 
 
 def dtype_of(t: Attribute) -> np.dtype[Any] | None:
@@ -51,7 +52,7 @@ class Arguments:
                 if isinstance(t, MemRefType):
                     self._array(where, arg, t)
                 else:
-                    self.c_args.append(_scalar(where, arg, t))
+                    self.c_args.append(scalar_argument(where, arg, t))
         except BaseException:
             self.free()
             raise
@@ -134,19 +135,3 @@ def _device_array(
         if tuple(strides) != tuple(expected) and int(np.prod(shape)) > 1:
             raise LoopoptError(f"{where}: the device array is not C-contiguous")
     return int(interface["data"][0]), shape
-
-
-def _scalar(where: str, arg: Any, t: Attribute) -> int | float:
-    if isinstance(arg, np.ndarray | bool | np.bool_) or hasattr(arg, "__cuda_array_interface__"):
-        raise LoopoptError(f"{where}: expected a scalar of type {t}, got {type(arg).__name__}")
-    if isinstance(t, Float32Type | Float64Type):
-        if not isinstance(arg, int | float | np.integer | np.floating):
-            raise LoopoptError(f"{where}: expected a number for {t}, got {type(arg).__name__}")
-        return float(arg)
-    if not isinstance(arg, int | np.integer):
-        raise LoopoptError(f"{where}: expected an integer for {t}, got {type(arg).__name__}")
-    bits = 64 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 0
-    value = int(arg)
-    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-        raise LoopoptError(f"{where}: {value} does not fit in {t}")
-    return value
