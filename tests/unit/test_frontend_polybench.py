@@ -1,8 +1,9 @@
 """PolyBench kernels in Python through the front-end: the CPU results equal plain Python's.
 
 Each kernel of polybench_py.py runs twice on the same small random inputs: as Python on numpy
-arrays (the reference), and as a `@loopopt.kernel` compiled for the CPU. Both compute the
-same operations in the same order and the same precision, so results agree to rounding.
+arrays (the reference), and as a `@loopopt.kernel` compiled for the CPU (with static shapes,
+and with `memref<?x?x…>` shapes). Both compute the same operations in the same order and the
+same precision, so results agree to rounding.
 """
 
 from __future__ import annotations
@@ -81,15 +82,16 @@ CASES: dict[str, tuple[Callable[..., None], Inputs]] = {
 }
 
 
+@pytest.mark.parametrize("static", [True, False], ids=["static", "dynamic"])
 @pytest.mark.parametrize("name", list(CASES))
-def test_cpu_matches_python(name: str, rng: np.random.Generator) -> None:
+def test_cpu_matches_python(name: str, static: bool, rng: np.random.Generator) -> None:
     function, inputs = CASES[name]
     args = inputs(rng)
     expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     with np.errstate(all="ignore"):
         function(*expected)
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    loopopt.kernel(function)(*got, target="cpu")
+    loopopt.kernel(function, static_shapes=static)(*got, target="cpu")
     for index, (g, e) in enumerate(zip(got, expected, strict=True)):
         if isinstance(e, np.ndarray):
             rtol = 1e-5 if e.dtype == np.float32 else 1e-12

@@ -130,7 +130,28 @@ class Expressions(Branches):
         return self.condition_value(self.condition(node), node)
 
     def _BoolOp(self, node: ast.BoolOp) -> Value:
+        for operand in node.values:  # Python's `x and y` is x or y itself, not a bool
+            if not self._is_condition(operand):
+                text = self.source.text(node)
+                raise self.error(
+                    node,
+                    f"'{text}' is a number in Python, not a condition: compare explicitly "
+                    "(x != 0) where 'and'/'or' give a value",
+                )
         return self.condition_value(self.condition(node), node)
+
+    def _is_condition(self, node: ast.expr) -> bool:
+        """Is `node` a comparison, a not, an and/or of conditions, or a bool?"""
+        if isinstance(node, ast.Compare):
+            return True
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.Not)
+        if isinstance(node, ast.BoolOp):
+            return all(self._is_condition(v) for v in node.values)
+        if isinstance(node, ast.Name):
+            value = self.env.get(node.id)
+            return isinstance(value, BoolConst) or (isinstance(value, Scalar) and value.ty == BOOL)
+        return isinstance(node, ast.Constant) and isinstance(node.value, bool)
 
     def _IfExp(self, node: ast.IfExp) -> Value:
         cond = self.condition(node.test)

@@ -28,12 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import affine, func, memref
 from xdsl.dialects.builtin import ModuleOp
 
 from loopopt.api import Compiled
 from loopopt.diagnostics import LoopoptError
 from loopopt.frontend.array import array
+from loopopt.frontend.bounds import BoundsCheck, bounds_check
 from loopopt.frontend.source import Source
 from loopopt.frontend.translate import parameters, translate
 from loopopt.frontend.types import DTYPES, PY_FLOAT, PY_INT, ArraySpec, ScalarSpec, Spec, spec_of
@@ -70,6 +72,7 @@ class _Entry:
     compiled: Compiled
     written: tuple[bool, ...]
     """Which parameters the kernel stores to."""
+    bounds: BoundsCheck
 
 
 class Kernel:
@@ -140,6 +143,8 @@ class Kernel:
         args = self._bind(args)
         resolved = resolve_target(target)
         entry = self._entry(self.specs(args), schedule, resolved)
+        entry.bounds.check(args)
+        self._check_writes(args, entry.written)
         passed = [self._argument(a, resolved) for a in args]
         entry.compiled(*passed)
         for value, written in zip(args, entry.written, strict=True):
@@ -148,6 +153,26 @@ class Kernel:
                     value.written_on_device()
                 else:
                     value.written_on_host()
+
+    def _check_writes(self, args: tuple[Any, ...], written: tuple[bool, ...]) -> None:
+        """Refuse what plain Python would do differently: writing a read-only array, and
+        arrays that overlap where one is written (loopopt assumes distinct arrays)."""
+        where = self.source.location(self.source.tree)
+        for name, value, writes in zip(self.parameters, args, written, strict=True):
+            if writes and isinstance(value, np.ndarray) and not value.flags.writeable:
+                raise LoopoptError(
+                    f"{self.__name__}(): argument '{name}' is read-only but the kernel writes it",
+                    location=where,
+                )
+        arrays = [(n, v, w) for n, v, w in zip(self.parameters, args, written, strict=True)]
+        for k, (name_a, a, writes_a) in enumerate(arrays):
+            for name_b, b, writes_b in arrays[k + 1 :]:
+                if (writes_a or writes_b) and _overlap(a, b):
+                    raise LoopoptError(
+                        f"{self.__name__}(): arguments '{name_a}' and '{name_b}' share memory "
+                        "and one is written; loopopt assumes distinct arrays",
+                        location=where,
+                    )
 
     def _argument(self, value: Any, target: str) -> Any:
         if isinstance(value, array):
@@ -163,9 +188,10 @@ class Kernel:
             import loopopt
 
             module = translate(self.source, specs)
-            written = _written(module)
+            fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+            bounds = bounds_check(fn)
             compiled = loopopt.compile(module, self.__name__, pipeline_for(schedule), target)
-            entry = _Entry(compiled, written)
+            entry = _Entry(compiled, _written(fn), bounds)
             self._compiled[key] = entry
         self._last = specs
         return entry
@@ -218,8 +244,28 @@ def _annotation_spec(node: object) -> Spec | None:
     return ArraySpec(dtype, tuple(shape)) if shape else None
 
 
-def _written(module: ModuleOp) -> tuple[bool, ...]:
-    fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+def _extent(value: Any) -> tuple[int, int] | None:
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if not isinstance(interface, dict):
+        return None
+    start = int(interface["data"][0])
+    size = int(np.prod(interface["shape"])) * np.dtype(interface["typestr"]).itemsize
+    return start, start + size
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    """May arrays `a` and `b` share memory (numpy, loopopt.array or CUDA arrays)?"""
+    if isinstance(a, array) or isinstance(b, array):
+        return a is b
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.may_share_memory(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return False
+    ea, eb = _extent(a), _extent(b)
+    return ea is not None and eb is not None and ea[0] < eb[1] and eb[0] < ea[1]
+
+
+def _written(fn: func.FuncOp) -> tuple[bool, ...]:
     stores = (affine.StoreOp, memref.StoreOp)
     return tuple(
         any(isinstance(use.operation, stores) and use.index == 1 for use in arg.uses)
