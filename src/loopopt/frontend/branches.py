@@ -63,6 +63,9 @@ class Branches(Emitter):
         return self.truth(value, node)
 
     def _compare(self, node: ast.Compare) -> Condition:
+        if any(isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn) for op in node.ops):
+            text = self.source.text(node)
+            raise self.error(node, f"comparison '{text}' is not supported (is, in)")
         operands = [self.number(n) for n in (node.left, *node.comparators)]
         parts: list[Condition] = []
         for op, a, b in zip(node.ops, operands, operands[1:], strict=False):

@@ -168,7 +168,7 @@ class Statements(Expressions):
         ub_map, ub_operands = self.atoms.map(upper)
         loop = affine.ForOp.from_region(
             lb_operands, ub_operands, inits, [t.ir() for t in types],
-            AffineMapAttr(lb_map), AffineMapAttr(ub_map), Region(block), abs(step),
+            AffineMapAttr(lb_map), AffineMapAttr(ub_map), Region(block), max(step, 1),
         )  # fmt: skip
         set_loop_name(loop, name)
         self.emit(loop, node)
