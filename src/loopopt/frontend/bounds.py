@@ -43,13 +43,18 @@ class BoundsCheck:
     """The bounds condition of one compiled kernel (see the module docstring)."""
 
     fn: func.FuncOp
-    params: list[SSAValue]
+    params: list[SSAValue | tuple[int, int]]
+    """The isl parameters: index values, or (argument, dimension) for sizes not in the IR."""
     checks: list[_Check]
     _passed: set[tuple[int | None, ...]] = field(default_factory=set)
 
     def check(self, args: Sequence[Any]) -> None:
         """Raise a LoopoptError if a call with `args` would index outside an array."""
-        values = tuple(_evaluate(p, args, {}) for p in self.params)
+        memo: dict[SSAValue, int | None] = {}
+        values = tuple(
+            _size(args, *p) if isinstance(p, tuple) else _evaluate(p, args, memo)
+            for p in self.params
+        )
         if values in self._passed:
             return
         for item in self.checks:
@@ -62,9 +67,10 @@ class BoundsCheck:
 def bounds_check(fn: func.FuncOp) -> BoundsCheck:
     syms = Symbols()
     accesses = [a for a in collect_accesses(fn, syms) if a.affine and a.memref is not None]
-    sizes = {a.memref: _sizes(a.memref, syms) for a in accesses if a.memref is not None}
-    names = [sym.isl for sym in syms.table.values()]
-    params = list(syms.table)
+    extra: list[tuple[int, int]] = []
+    sizes = {a.memref: _sizes(a.memref, syms, extra) for a in accesses if a.memref is not None}
+    names = [sym.isl for sym in syms.table.values()] + [f"size{a}_{d}" for a, d in extra]
+    params: list[SSAValue | tuple[int, int]] = [*syms.table, *extra]
     checks: list[_Check] = []
     for access in accesses:
         assert access.memref is not None
@@ -72,9 +78,7 @@ def bounds_check(fn: func.FuncOp) -> BoundsCheck:
         dims = sizes[access.memref]
         pieces = []
         for k, size in enumerate(dims):
-            pieces.append(f"o{k} < 0")
-            if size is not None:
-                pieces.append(f"o{k} >= {size}")
+            pieces += [f"o{k} < 0", f"o{k} >= {size}"]
         outs = ", ".join(f"o{k}" for k in range(len(dims)))
         region = isl.Set(f"[{', '.join(names)}] -> {{ M[{outs}] : {' or '.join(pieces)} }}")
         outside = amap.intersect_range(region)
@@ -84,18 +88,25 @@ def bounds_check(fn: func.FuncOp) -> BoundsCheck:
     return BoundsCheck(fn, params, checks)
 
 
-def _sizes(array: SSAValue, syms: Symbols) -> list[str | None]:
-    """Each dimension's size as isl text (a constant, or the symbol of its memref.dim)."""
+def _sizes(array: SSAValue, syms: Symbols, extra: list[tuple[int, int]]) -> list[str]:
+    """Each dimension's size as isl text: a constant, the symbol of its memref.dim, or a new
+    parameter (appended to `extra`) for the size of an argument's dimension."""
     t = array.type
     assert isinstance(t, MemRefType)
-    result: list[str | None] = []
+    result: list[str] = []
     for d, size in enumerate(t.get_shape()):
         if size >= 0:
             result.append(str(size))
             continue
         dim = next((u.operation for u in array.uses if _is_dim(u.operation, d)), None)
         aff = value_aff(dim.results[0], [], syms) if dim is not None else None
-        result.append(aff.isl([]) if aff is not None else None)
+        if aff is not None:
+            result.append(aff.isl([]))
+        else:
+            assert isinstance(array, BlockArgument)
+            if (array.index, d) not in extra:
+                extra.append((array.index, d))
+            result.append(f"size{array.index}_{d}")
     return result
 
 
@@ -131,8 +142,7 @@ def _evaluate(value: SSAValue, args: Sequence[Any], memo: dict[SSAValue, int | N
         result = int(arg) if isinstance(arg, int) or hasattr(arg, "__index__") else None
     elif isinstance(owner, memref.DimOp) and isinstance(owner.source, BlockArgument):
         d = _constant(owner.index)
-        shape = _shape(args[owner.source.index])
-        result = int(shape[d]) if shape is not None and d is not None else None
+        result = _size(args, owner.source.index, d) if d is not None else None
     elif isinstance(owner, arith.ConstantOp):
         result = _constant(value)
     elif type(owner) in _INT_OPS:
@@ -146,6 +156,11 @@ def _evaluate(value: SSAValue, args: Sequence[Any], memo: dict[SSAValue, int | N
             result = amap.eval(ints[: amap.num_dims], ints[amap.num_dims :])[0]
     memo[value] = result
     return result
+
+
+def _size(args: Sequence[Any], index: int, dim: int) -> int | None:
+    shape = _shape(args[index]) if index < len(args) else None
+    return int(shape[dim]) if shape is not None and dim < len(shape) else None
 
 
 def _shape(arg: Any) -> tuple[int, ...] | None:
@@ -168,7 +183,10 @@ def _fix(bad: isl.Set, values: Sequence[int | None]) -> isl.Set:
 
 
 def _error(
-    item: _Check, values: Sequence[int | None], params: Sequence[SSAValue], bad: isl.Set
+    item: _Check,
+    values: Sequence[int | None],
+    params: Sequence[SSAValue | tuple[int, int]],
+    bad: isl.Set,
 ) -> LoopoptError:
     outside = item.outside.intersect_params(bad)
     for k, value in enumerate(values):
@@ -185,7 +203,7 @@ def _error(
     at += [
         f"{p.name_hint} = {v}"
         for p, v in zip(params, values, strict=True)
-        if v is not None and p.name_hint and isinstance(p, BlockArgument)
+        if v is not None and isinstance(p, BlockArgument) and p.name_hint
     ]
     element = ", ".join(str(v) for v in coords[len(loops) :])
     memref_type = item.access.memref.type if item.access.memref is not None else None

@@ -1,0 +1,216 @@
+"""`@loopopt.kernel` calls: caching, schedules, targets, write-back and what calls refuse.
+
+GPU calls run against a fake driver (`fake_gpu`): PTX is generated for real, launches are
+recorded instead of run, device memory is host memory. Tests of results on a device are in
+test_frontend_gpu.py (marked `gpu`).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import loopopt
+from loopopt import api
+from loopopt.diagnostics import LoopoptError
+from loopopt.frontend.kernel import pipeline_for
+from loopopt.runtime import cuda
+
+
+def scale(A, alpha):
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            A[i, j] *= alpha
+
+
+def copy(src, dst, n=4):
+    for i in range(n):
+        dst[i] = src[i]
+
+
+def shift(src, dst, n):
+    for i in range(n):
+        dst[i] = src[i + 1]
+
+
+class FakeBuffer:
+    def __init__(self, array: np.ndarray, driver: FakeDriver):
+        self.array = np.ascontiguousarray(array).copy()
+        self.ptr = self.array.ctypes.data
+        self.driver = driver
+
+    def copy_from(self, array: np.ndarray) -> None:
+        self.driver.uploads += 1
+        self.array[...] = array
+
+    def copy_to(self, out: np.ndarray) -> None:
+        self.driver.downloads += 1
+        out[...] = self.array
+
+    def free(self) -> None:
+        self.ptr = 0
+
+
+class FakeDriver:
+    def __init__(self) -> None:
+        self.launches: list[str] = []
+        self.uploads = 0
+        self.downloads = 0
+
+    def to_device(self, array: np.ndarray) -> FakeBuffer:
+        self.uploads += 1
+        return FakeBuffer(array, self)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
+    driver = FakeDriver()
+    device = types.SimpleNamespace(arch="sm_90", name="fake")
+    monkeypatch.setattr(cuda, "context", lambda: device)
+    monkeypatch.setattr(cuda, "available", lambda: True)
+    monkeypatch.setattr(cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(cuda, "to_device", driver.to_device)
+    monkeypatch.setattr(cuda, "get_kernel", lambda ptx, name: name)
+    monkeypatch.setattr(cuda, "launch", lambda k, g, b, p, s=0: driver.launches.append(k))
+    yield driver
+
+
+def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    calls: list[tuple[str, str]] = []
+    real = api.compile
+
+    def counting(module: Any, func: str, pipeline: str = "", target: str = "auto") -> Any:
+        calls.append((pipeline, target))
+        return real(module, func, pipeline, target)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "compile", counting)
+    monkeypatch.setattr(loopopt, "compile", counting, raising=False)
+    return calls
+
+
+def test_compiles_once_per_signature_schedule_and_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiles = _compiles(monkeypatch)
+    kern = loopopt.kernel(scale)
+    a = np.ones((3, 4), np.float32)
+    kern(a, 2.0, target="cpu")
+    kern(a, 3.0, target="cpu")
+    np.testing.assert_array_equal(a, 6.0)
+    kern(np.ones((5, 4), np.float32), 2.0, target="cpu")  # new shape
+    kern(np.ones((3, 4)), 2.0, target="cpu")  # new dtype
+    kern(a, 2, target="cpu")  # an int scalar
+    kern(a, 2.0, target="cpu", schedule="loop-tile{tile-sizes=2,2}")
+    assert len(compiles) == 5
+    assert compiles[-1] == ("loop-tile{tile-sizes=2,2}", "cpu")
+    np.testing.assert_array_equal(a, 24.0)
+
+
+def test_dynamic_shapes_compile_once_for_all_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiles = _compiles(monkeypatch)
+    kern = loopopt.kernel(scale, static_shapes=False)
+    for rows in (2, 5, 7):
+        a = np.ones((rows, 3), np.float32)
+        kern(a, 0.5, target="cpu")
+        np.testing.assert_array_equal(a, 0.5)
+    assert len(compiles) == 1
+
+
+def test_schedules_transform_and_keep_results(rng: np.random.Generator) -> None:
+    kern = loopopt.kernel(scale)
+    a = rng.standard_normal((37, 21)).astype(np.float32)
+    expected = a * np.float32(1.5)
+    for schedule in (None, "auto", "loop-tile{tile-sizes=8,8}", "loop-unroll{unroll-factor=4}"):
+        got = a.copy()
+        kern(got, 1.5, target="cpu", schedule=schedule)
+        np.testing.assert_array_equal(got, expected)
+    assert pipeline_for("auto") in ("", "auto-schedule")
+    with pytest.raises(LoopoptError, match=r"invalid pass pipeline 'no-such-pass'"):
+        kern(a, 1.5, target="cpu", schedule="no-such-pass")
+    with pytest.raises(LoopoptError, match=r"unknown target 'tpu'"):
+        kern(a, 1.5, target="tpu")
+
+
+def test_results_are_written_back_like_a_python_call() -> None:
+    kern = loopopt.kernel(scale)
+    base = np.ones((4, 6), np.float32)
+    view = base[:, ::2]  # not contiguous
+    kern(view, 2.0, target="cpu")
+    np.testing.assert_array_equal(base[:, ::2], 2.0)
+    np.testing.assert_array_equal(base[:, 1::2], 1.0)
+    assert kern(base, 1.0, target="cpu") is None
+
+
+def test_default_parameter_values() -> None:
+    kern = loopopt.kernel(copy)
+    src, dst = np.arange(6.0), np.zeros(6)
+    kern(src, dst, target="cpu")
+    np.testing.assert_array_equal(dst, [0, 1, 2, 3, 0, 0])
+    kern(src, dst, 6, target="cpu")
+    np.testing.assert_array_equal(dst, src)
+
+
+def test_calls_that_would_leave_an_array_are_refused() -> None:
+    kern = loopopt.kernel(shift)
+    src, dst = np.arange(10.0), np.zeros(10)
+    kern(src, dst, 9, target="cpu")
+    with pytest.raises(LoopoptError, match=r"'src\[i \+ 1\]' may index src\[10\] outside its"):
+        kern(src, dst, 10, target="cpu")
+    with pytest.raises(LoopoptError, match=r"at i = 9, n = 10"):
+        kern(src, dst, 10, target="cpu")
+    dynamic = loopopt.kernel(shift, static_shapes=False)
+    dynamic(src, dst, 9, target="cpu")
+    with pytest.raises(LoopoptError, match=r"outside its shape \(dynamic\)"):
+        dynamic(src[:5], dst, 5, target="cpu")
+
+
+def test_read_only_and_overlapping_arrays_are_refused() -> None:
+    kern = loopopt.kernel(copy)
+    src, dst = np.arange(6.0), np.zeros(6)
+    dst.flags.writeable = False
+    with pytest.raises(LoopoptError, match=r"argument 'dst' is read-only but the kernel writes"):
+        kern(src, dst, target="cpu")
+    src.flags.writeable = False
+    kern(src, np.zeros(6), target="cpu")  # reading a read-only array is fine
+    data = np.arange(8.0)
+    with pytest.raises(LoopoptError, match=r"arguments 'src' and 'dst' share memory"):
+        kern(data[1:], data[:6], target="cpu")
+    kern(data[:4], np.zeros(4), target="cpu")
+
+
+def test_gpu_calls_copy_numpy_arrays_in_and_out(fake_gpu: FakeDriver) -> None:
+    kern = loopopt.kernel(scale)
+    a = np.ones((64, 64), np.float32)
+    kern(a, 2.0)  # target auto: the (fake) GPU
+    assert fake_gpu.launches == ["scale_k0"]
+    assert fake_gpu.uploads == 1 and kern.compile(a, 2.0).target == "gpu"
+
+
+def test_cuda_arrays_need_the_gpu_target(fake_gpu: FakeDriver) -> None:
+    class DeviceArray:
+        def __init__(self, array: np.ndarray):
+            self.array = array
+            self.__cuda_array_interface__ = {
+                "shape": array.shape,
+                "typestr": array.dtype.str,
+                "data": (array.ctypes.data, False),
+                "strides": None,
+                "version": 3,
+            }
+
+    kern = loopopt.kernel(scale)
+    device = DeviceArray(np.ones((8, 8), np.float32))
+    kern(device, 2.0, target="gpu")
+    assert fake_gpu.uploads == 0 and fake_gpu.launches == ["scale_k0"]
+    with pytest.raises(LoopoptError, match=r"a CUDA array needs target='gpu'"):
+        kern(device, 2.0, target="cpu")
+
+
+def test_kernel_wraps_the_function() -> None:
+    kern = loopopt.kernel(scale)
+    assert kern.__name__ == "scale" and kern.__wrapped__ is scale
+    assert "loopopt.kernel scale" in repr(kern)
+    decorated = loopopt.kernel(static_shapes=False)(scale)
+    assert decorated.static_shapes is False
