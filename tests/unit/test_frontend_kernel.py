@@ -1,24 +1,22 @@
 """`@loopopt.kernel` calls: caching, schedules, targets, write-back and what calls refuse.
 
-GPU calls run against a fake driver (`fake_gpu`): PTX is generated for real, launches are
+GPU calls run against a fake driver (fake_gpu.py): PTX is generated for real, launches are
 recorded instead of run, device memory is host memory. Tests of results on a device are in
 test_frontend_gpu.py (marked `gpu`).
 """
 
 from __future__ import annotations
 
-import types
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+from fake_gpu import FakeDriver, fake_gpu  # noqa: F401 (a fixture)
 
 import loopopt
 from loopopt import api
 from loopopt.diagnostics import LoopoptError
 from loopopt.frontend.kernel import pipeline_for
-from loopopt.runtime import cuda
 
 
 def scale(A, alpha):
@@ -35,48 +33,6 @@ def copy(src, dst, n=4):
 def shift(src, dst, n):
     for i in range(n):
         dst[i] = src[i + 1]
-
-
-class FakeBuffer:
-    def __init__(self, array: np.ndarray, driver: FakeDriver):
-        self.array = np.ascontiguousarray(array).copy()
-        self.ptr = self.array.ctypes.data
-        self.driver = driver
-
-    def copy_from(self, array: np.ndarray) -> None:
-        self.driver.uploads += 1
-        self.array[...] = array
-
-    def copy_to(self, out: np.ndarray) -> None:
-        self.driver.downloads += 1
-        out[...] = self.array
-
-    def free(self) -> None:
-        self.ptr = 0
-
-
-class FakeDriver:
-    def __init__(self) -> None:
-        self.launches: list[str] = []
-        self.uploads = 0
-        self.downloads = 0
-
-    def to_device(self, array: np.ndarray) -> FakeBuffer:
-        self.uploads += 1
-        return FakeBuffer(array, self)
-
-
-@pytest.fixture
-def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
-    driver = FakeDriver()
-    device = types.SimpleNamespace(arch="sm_90", name="fake")
-    monkeypatch.setattr(cuda, "context", lambda: device)
-    monkeypatch.setattr(cuda, "available", lambda: True)
-    monkeypatch.setattr(cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(cuda, "to_device", driver.to_device)
-    monkeypatch.setattr(cuda, "get_kernel", lambda ptx, name: name)
-    monkeypatch.setattr(cuda, "launch", lambda k, g, b, p, s=0: driver.launches.append(k))
-    yield driver
 
 
 def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
@@ -180,7 +136,7 @@ def test_read_only_and_overlapping_arrays_are_refused() -> None:
     kern(data[:4], np.zeros(4), target="cpu")
 
 
-def test_gpu_calls_copy_numpy_arrays_in_and_out(fake_gpu: FakeDriver) -> None:
+def test_gpu_calls_copy_numpy_arrays_in_and_out(fake_gpu: FakeDriver) -> None:  # noqa: F811
     kern = loopopt.kernel(scale)
     a = np.ones((64, 64), np.float32)
     kern(a, 2.0)  # target auto: the (fake) GPU
@@ -188,7 +144,7 @@ def test_gpu_calls_copy_numpy_arrays_in_and_out(fake_gpu: FakeDriver) -> None:
     assert fake_gpu.uploads == 1 and kern.compile(a, 2.0).target == "gpu"
 
 
-def test_cuda_arrays_need_the_gpu_target(fake_gpu: FakeDriver) -> None:
+def test_cuda_arrays_need_the_gpu_target(fake_gpu: FakeDriver) -> None:  # noqa: F811
     class DeviceArray:
         def __init__(self, array: np.ndarray):
             self.array = array
