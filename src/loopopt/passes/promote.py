@@ -37,7 +37,6 @@ from loopopt.analysis.footprint import Footprint, array_name, arrays_under, foot
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import (
     describe_loop,
-    find_loop,
     find_loops,
     functions,
     loop_name,
@@ -98,7 +97,7 @@ class PromotePass(LoopoptPass):
         fns = [fn for fn in functions(op, self.func) if find_loops(fn, self.loop)]
         if not fns:
             raise LoopoptError(f"promote: no loop named '{self.loop}'", op=op)
-        plans = [(fn, *self._plan(find_loop(fn, self.loop, self.name))) for fn in fns]
+        plans = [(fn, *self._plan(loop)) for fn in fns for loop in find_loops(fn, self.loop)]
         for fn, loop, footprints in plans:
             if self.memory_space == "shared":
                 _require_shared_fits(fn, loop, footprints, self.pad)
