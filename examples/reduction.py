@@ -4,7 +4,7 @@
 
 2^26 float32 numbers on the GPU (or with --full), 2^20 on the CPU. A loop that carries a
 running sum cannot run in parallel, so the sum is taken in two kernels: `chunk_sums` (one
-sequential sum per chunk of 256, chunks in parallel) and `halve` (p[b] += p[b + h], called
+sequential sum per chunk of 256 numbers, chunks in parallel) and `halve` (p[b] += p[b + h], called
 with h = nb/2, nb/4, …, 1). The partial sums are a `loopopt.array`: they stay on the device
 across the calls, and one number comes back at the end. Checked against numpy in float64.
 """
@@ -27,7 +27,7 @@ def chunk_sums(x, partial):
     for b in range(partial.shape[0]):
         s = 0.0
         for i in range(CHUNK):
-            s += x[b, i]
+            s += x[i, b]  # chunk b is column b: neighbouring threads read neighbouring numbers
         partial[b] = s
 
 
@@ -38,10 +38,10 @@ def halve(partial, h):
 
 
 def total(x: np.ndarray, opts: Options) -> float:
-    chunks = x.reshape(-1, CHUNK)
-    partial = loopopt.array(np.zeros(chunks.shape[0], np.float32))
+    chunks = x.reshape(CHUNK, -1)
+    partial = loopopt.array(np.zeros(chunks.shape[1], np.float32))
     chunk_sums(chunks, partial, target=opts.target, schedule=opts.schedule)
-    h = chunks.shape[0] // 2
+    h = chunks.shape[1] // 2
     while h >= 1:
         halve(partial, h, target=opts.target, schedule=opts.schedule)
         h //= 2
