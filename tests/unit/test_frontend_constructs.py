@@ -2,17 +2,20 @@
 
 `_same(f, *args)` runs `f` as plain Python on copies of the arguments and as a
 `@loopopt.kernel` on the CPU, compares every array exactly (same operations, same precision),
-and returns the kernel's IR for the arguments.
+checks that upstream `mlir-opt` accepts the kernel's IR (where it is installed), and returns
+that IR.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import subprocess
 from typing import Any
 
 import numpy as np
 import pytest
+from upstream import MLIR_OPT
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 
 import loopopt
@@ -32,7 +35,11 @@ def _same(function: Any, *args: Any, rtol: float = 0.0) -> str:
     for k, (g, e) in enumerate(zip(got, expected, strict=True)):
         if isinstance(e, np.ndarray):
             np.testing.assert_allclose(g, e, rtol=rtol, atol=0, err_msg=f"argument {k}")
-    return kern.mlir(*args)
+    text = kern.mlir(*args)
+    if MLIR_OPT is not None:
+        proc = subprocess.run([MLIR_OPT], input=text, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, f"mlir-opt rejects the IR: {proc.stderr.strip()[:600]}"
+    return text
 
 
 def test_loops_are_named_after_python_variables_and_triangular() -> None:
