@@ -80,6 +80,16 @@ def test_max_lower_and_min_upper_bounds() -> None:
     assert "= max affine_map<(d0) -> (0, (d0 + -2))>(%i) to min affine_map" in ir
 
 
+def test_min_max_of_symbols_are_symbols() -> None:
+    def symbolic(A, n, m):
+        for i in range(max(n, m)):
+            A[i] = 1.0
+        A[min(n, m) - 1] = 5.0
+
+    ir = _same(symbolic, np.zeros(10), 3, 4)
+    assert "affine.for %i = 0 to %0" in ir and "affine.max" in ir
+
+
 def test_local_ints_shapes_and_symbol_arithmetic() -> None:
     def ints(A, B, n):
         rows, cols = A.shape

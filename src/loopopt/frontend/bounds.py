@@ -27,6 +27,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from loopopt.analysis.access import Access, Symbols, collect_accesses, value_aff
 from loopopt.analysis.dependence import access_map
 from loopopt.diagnostics import LoopoptError, op_location
+from loopopt.dialects import affine_ext
 
 
 @dataclass
@@ -148,12 +149,13 @@ def _evaluate(value: SSAValue, args: Sequence[Any], memo: dict[SSAValue, int | N
     elif type(owner) in _INT_OPS:
         a, b = (_evaluate(v, args, memo) for v in owner.operands)
         result = None if a is None or b is None else _INT_OPS[type(owner)](a, b)
-    elif isinstance(owner, affine.ApplyOp):
-        operands = [_evaluate(v, args, memo) for v in owner.mapOperands]
+    elif isinstance(owner, affine.ApplyOp | affine.MinOp | affine_ext.MaxOp):
+        operands = [_evaluate(v, args, memo) for v in owner.operands]
         if all(v is not None for v in operands):
             amap = owner.map.data
             ints = [v for v in operands if v is not None]
-            result = amap.eval(ints[: amap.num_dims], ints[amap.num_dims :])[0]
+            results = amap.eval(ints[: amap.num_dims], ints[amap.num_dims :])
+            result = max(results) if isinstance(owner, affine_ext.MaxOp) else min(results)
     memo[value] = result
     return result
 

@@ -158,6 +158,11 @@ class Emitter:
             return value.expr
         if isinstance(value, Scalar) and value.ty == PY_INT and self.top_level(value.value):
             return self.atoms.atom(value.value, is_dim=False)
+        if isinstance(value, Bound) and all(self.atoms.symbolic(e) for e in value.exprs):
+            bound = value
+            key = ("bound", bound.kind, tuple(str(e) for e in bound.exprs))
+            symbol = self.hoist(key, lambda: self.bound(bound, self.source.tree))
+            return self.atoms.atom(symbol, is_dim=False)
         return None
 
     def materialize(self, value: Value, node: ast.AST) -> Scalar:

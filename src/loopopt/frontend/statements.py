@@ -173,14 +173,11 @@ class Statements(Expressions):
         set_loop_name(loop, name)
         self.emit(loop, node)
         line = self.source.position(node)[0]
-        for assigned in names_assigned(node.body) | {name}:
-            self.env[assigned] = Undefined(
-                f"'{assigned}' is the variable of the loop at line {line}; it is not available "
-                "after the loop"
-                if assigned == name
-                else f"'{assigned}' was assigned in the loop at line {line} and is not "
-                "available after it"
-            )
+        for assigned in names_assigned(node.body):
+            why = f"'{assigned}' was assigned in the loop at line {line}; not available after it"
+            self.env[assigned] = Undefined(why)
+        why = f"'{name}' is the variable of the loop at line {line}; it is not available after it"
+        self.env[name] = Undefined(why)
         for k, n in enumerate(carried):
             self.env[n] = Scalar(loop.results[k], types[k])
 
