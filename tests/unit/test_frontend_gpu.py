@@ -107,6 +107,28 @@ def test_sequential_kernels_are_refused_naming_a_dependence(function: Callable[.
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("function", "inputs", "pre"),
+    CASES,
+    ids=[f"{c[0].__name__}{'-tiled' if c[2] else ''}" for c in CASES],
+)
+def test_kernels_on_the_device_compute_what_python_does(
+    function: Callable[..., None],
+    inputs: Callable[[np.random.Generator], list[Any]],
+    pre: str,
+    rng: np.random.Generator,
+) -> None:
+    args = inputs(rng)
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    function(*expected)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    loopopt.kernel(function)(*got, target="gpu", schedule=pre or None)
+    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+        if isinstance(e, np.ndarray):
+            np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5, err_msg=f"argument {k}")
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("size", [64, 1000])
 def test_matmul_on_the_device(size: int, rng: np.random.Generator) -> None:
     a, b = _r(rng, size, size), _r(rng, size, size)
