@@ -3,6 +3,7 @@ launches are recorded (not run); PTX is still generated for real (sm_90)."""
 
 from __future__ import annotations
 
+import importlib
 import types
 from collections.abc import Iterator
 
@@ -10,6 +11,8 @@ import numpy as np
 import pytest
 
 from loopopt.runtime import cuda
+
+frontend_kernel = importlib.import_module("loopopt.frontend.kernel")  # (shadowed by kernel())
 
 
 class FakeBuffer:
@@ -45,6 +48,7 @@ class FakeDriver:
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
     driver = FakeDriver()
     device = types.SimpleNamespace(arch="sm_90", name="fake")
+    monkeypatch.setattr(frontend_kernel, "_AUTO_TARGET", [])  # target="auto" asks again
     monkeypatch.setattr(cuda, "context", lambda: device)
     monkeypatch.setattr(cuda, "available", lambda: True)
     monkeypatch.setattr(cuda, "synchronize", lambda: None)

@@ -105,10 +105,8 @@ def _cast(e: Emitter, ty: Ty, value: Value, node: ast.AST) -> Value:
         return value
     if ty == PY_FLOAT and isinstance(value, FloatConst):
         return value
-    source = type_of(e, value, node)
-    if source.kind == "float" and ty.kind == "int":  # toward zero, as int() and astype
-        return Scalar(e.coerce(value, ty, node), ty)
-    return Scalar(e.coerce(value, ty, node), ty)
+    type_of(e, value, node)  # a number
+    return Scalar(e.coerce(value, ty, node), ty)  # float → int: toward zero, as int()/astype
 
 
 def _math(e: Emitter, name: str, args: list[Value], node: ast.Call, numpy: bool) -> Value:

@@ -19,13 +19,13 @@ import numpy as np
 from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir import SSAValue
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.frontend import calls
 from loopopt.frontend.branches import Branches, Condition, safe
 from loopopt.frontend.operators import binary, promote_all, type_of, unary
 from loopopt.frontend.source import MISSING
-from loopopt.frontend.types import BOOL, DTYPES, PY_INT, Ty
+from loopopt.frontend.types import BOOL, DTYPES, Ty
 from loopopt.frontend.values import (
     Array,
     BoolConst,
@@ -218,7 +218,9 @@ class Expressions(Branches):
         expr = self.affine(value)
         return None if expr is None else constant_of(self.atoms.simplify(expr))
 
-    def access(self, array: Array, indices: list[ast.expr], node: ast.AST):  # noqa: ANN201
+    def access(
+        self, array: Array, indices: list[ast.expr], node: ast.AST
+    ) -> tuple[AffineMap, list[SSAValue]]:
         """The affine map and operands of `array[indices]`; errors name the construct."""
         text = self.source.text(node)
         if len(indices) != len(array.shape):
@@ -253,9 +255,3 @@ class Expressions(Branches):
         if isinstance(cond, SSAValue):
             return Scalar(cond, BOOL)
         return Scalar(self.constraints_value(cond, node), BOOL)
-
-    def int_value(self, node: ast.expr) -> Value:
-        value = self.number(node)
-        if type_of(self, value, node) != PY_INT:
-            raise self.error(node, f"'{self.source.text(node)}' must be an int")
-        return value

@@ -88,7 +88,7 @@ def binary(e: Emitter, op: ast.operator, a: Value, b: Value, node: ast.AST) -> V
         if folded is not None:
             return folded
     if isinstance(a, FloatConst | Index) and isinstance(b, FloatConst | Index):
-        folded_float = _fold(e, kind, a, b)
+        folded_float = _fold(e, kind, a, b, node)
         if folded_float is not None:
             return folded_float
     ty = _promote(e, a, b, node)
@@ -149,6 +149,8 @@ def _affine(e: Emitter, kind: type, x: AffineExpr, y: AffineExpr, node: ast.AST)
 def _fold_ints(e: Emitter, kind: type, x: int, y: int, node: ast.AST) -> Value | None:
     if kind in (ast.FloorDiv, ast.Mod, ast.Div) and y == 0:
         raise e.error(node, f"division by zero in '{e.source.text(node)}'")
+    if kind in (ast.LShift, ast.RShift) and y < 0:
+        raise e.error(node, f"negative shift count in '{e.source.text(node)}'")
     if kind is ast.Pow and y < 0:
         return FloatConst(float(x) ** y)
     table = {
@@ -161,7 +163,9 @@ def _fold_ints(e: Emitter, kind: type, x: int, y: int, node: ast.AST) -> Value |
     return Index(AffineExpr.constant(table[kind]())) if kind in table else None
 
 
-def _fold(e: Emitter, kind: type, a: FloatConst | Index, b: FloatConst | Index) -> Value | None:
+def _fold(
+    e: Emitter, kind: type, a: FloatConst | Index, b: FloatConst | Index, node: ast.AST
+) -> Value | None:
     """Python float arithmetic on constants (IEEE double, as Python computes it)."""
     values: list[float] = []
     for v in (a, b):
@@ -173,8 +177,8 @@ def _fold(e: Emitter, kind: type, a: FloatConst | Index, b: FloatConst | Index) 
                 return None
             values.append(float(known))
     x, y = values
-    if kind in (ast.Div, ast.FloorDiv, ast.Mod) and y == 0:
-        return None
+    if kind in (ast.Div, ast.FloorDiv, ast.Mod) and y == 0:  # Python raises ZeroDivisionError
+        raise e.error(node, f"division by zero in '{e.source.text(node)}'")
     table = {
         ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y,
         ast.Div: lambda: x / y, ast.FloorDiv: lambda: x // y, ast.Mod: lambda: x % y,

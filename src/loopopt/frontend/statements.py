@@ -1,8 +1,10 @@
 """Python statements → affine loops, ifs, loads and stores.
 
-    for i in range(n - 1, -1, -1):       affine.for %k = 0 to %n {      (normalized: step > 0)
-        s = s + A[i]                       %s2 = ... affine.load %A[-%k + %n - 1] ...
+    for i in range(n - 1, -1, -1):     %r = affine.for %i_rev = 0 to %n iter_args(%s = %s0) {
+        s = s + A[i]                       %a = affine.load %A[%n + %i_rev * -1 + -1] ...
                                            affine.yield %s2 } {loopopt.name = "i"}
+
+(A negative step is normalized: the loop counts up, `i` is an affine function of its IV.)
 
 A loop's bounds must be affine (constants, sizes, integer parameters, outer loop variables;
 `max(...)` lower and `min(...)` upper bounds); scalars it carries (read before written, or used
@@ -17,8 +19,8 @@ import ast
 
 from xdsl.dialects import affine
 from xdsl.dialects.builtin import AffineMapAttr, IndexType
-from xdsl.ir import Block, Region
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.frontend.expressions import Expressions
 from loopopt.frontend.liveness import Liveness, names_assigned
@@ -100,14 +102,19 @@ class Statements(Expressions):
         else:
             raise self.error(target, f"cannot assign to '{self.source.text(target)}'")
 
-    def store(self, target: ast.Subscript, value: Value, access: object = None) -> None:
+    def store(
+        self,
+        target: ast.Subscript,
+        value: Value,
+        access: tuple[AffineMap, list[SSAValue]] | None = None,
+    ) -> None:
         base, indices = self.subscript_parts(target)
         array = self.expr(base)
         if not isinstance(array, Array):
             raise self.error(target, f"'{self.source.text(base)}' is not an array")
         if access is None:
             access = self.access(array, indices, target)
-        amap, operands = access  # type: ignore[misc]
+        amap, operands = access
         stored = self.coerce(value, array.ty, target)
         self.emit(affine.StoreOp(stored, array.value, operands, AffineMapAttr(amap)), target)
 
