@@ -37,6 +37,12 @@ from loopopt.frontend.values import (
 )
 
 
+def name(value: SSAValue, hint: str) -> None:
+    """Name an SSA value after a Python name (if the IR's syntax allows that name)."""
+    if hint.isascii() and SSAValue.is_valid_name(hint):
+        value.name_hint = hint
+
+
 class Emitter:
     """Where ops go (the current block) and how values become SSA values of a given type."""
 

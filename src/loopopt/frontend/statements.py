@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import AffineMapAttr, IndexType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
+from loopopt.frontend.emitter import name as hint
 from loopopt.frontend.expressions import Expressions
 from loopopt.frontend.liveness import Liveness, names_assigned
 from loopopt.frontend.operators import binary, type_of
@@ -150,11 +151,11 @@ class Statements(Expressions):
         while True:
             block = Block(arg_types=[IndexType(), *(t.ir() for t in types)])
             iv = self.atoms.atom(block.args[0], is_dim=True)
-            block.args[0].name_hint = name if step > 0 else f"{name}_rev"
+            hint(block.args[0], name if step > 0 else f"{name}_rev")
             env = dict(outer_env)
             env[name] = Index(iv) if step > 0 else Index(self.atoms.simplify(start - iv * -step))
             for k, (n, t) in enumerate(zip(carried, types, strict=True)):
-                block.args[k + 1].name_hint = n
+                hint(block.args[k + 1], n)
                 env[n] = Scalar(block.args[k + 1], t)
             self.env = env
             self.in_block(block, lambda: self._run(node.body))

@@ -24,6 +24,7 @@ from xdsl.ir import Attribute, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from loopopt.context import verify_ir
+from loopopt.frontend.emitter import name as hint
 from loopopt.frontend.liveness import Liveness
 from loopopt.frontend.source import Source
 from loopopt.frontend.statements import Statements
@@ -78,7 +79,7 @@ class Translator(Statements):
         else:
             ir_type = spec.ty.ir()
         arg = self.top.insert_arg(ir_type, len(self.top.args))
-        arg.name_hint = name
+        hint(arg, name)
         if isinstance(spec, ArraySpec):
             sizes = tuple(self._size(arg, d, s, tree) for d, s in enumerate(spec.shape))
             self.env[name] = Array(arg, spec.ty, name, sizes)
@@ -98,7 +99,8 @@ class Translator(Statements):
             return self.value(memref.DimOp(array, position), tree)
 
         value = self.hoist(("dim", array, dim), build)
-        value.name_hint = f"{array.name_hint}_{dim}" if array.name_hint else None
+        if array.name_hint:
+            hint(value, f"{array.name_hint}_{dim}")
         return self.atoms.atom(value, is_dim=False)
 
 
