@@ -19,6 +19,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.analysis.divergence import Divergence
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.loops.affine_maps import Bound
 from loopopt.loops.bounds import new_loop
 
 AXES = ("x", "y", "z")
@@ -232,7 +233,7 @@ class _Fission:
         parent: Block | None = None
         for axis in ("z", "y", "x"):
             size = self.sizes[axis]
-            loop = new_loop((AffineMap.constant_map(0), []), (AffineMap.constant_map(size), []), 1)
+            loop = new_loop(Bound.constant(0), Bound.constant(size), 1)
             body = loop.body.block
             index = body.args[0]
             if self.reverse:

@@ -18,9 +18,10 @@ from loopopt.loops.nest import (
     find_loop,
     find_loops,
     loop_name,
+    trip_count,
 )
 from loopopt.loops.peel import peel_back, peel_front, point_loops, separate_full_tiles
-from loopopt.loops.unroll import trip_count, unroll_full
+from loopopt.loops.unroll import unroll_full
 
 TILED = """
 func.func @mm(%A: memref<10x7xf32>, %B: memref<7x13xf32>, %C: memref<10x13xf32>) {

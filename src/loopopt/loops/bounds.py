@@ -1,13 +1,14 @@
-"""Loop bounds as data: building `affine.for` bound maps from expressions over SSA values,
-replacing a loop's bounds, and recomputing the bounds of a band for a new loop order.
+"""Loop bounds as IR: new loops and new bounds for existing ones, bounds reduced to one
+expression, splitting a loop in two, and the bounds of a band in a new loop order.
 
-A bound is a list of affine expressions over SSA operands: several lower-bound results mean their
-max, several upper-bound results their min (exclusive), as in `affine.for`. `BoundBuilder`
-numbers the operands (dims, and symbols where the input used them as symbols), so bounds can
-mix a loop's original map with new IVs:
+`new_loop` makes an empty `affine.for`; `replace_bounds` rebuilds a loop with new bounds (a new
+op; `set_bounds` in affine_maps.py changes them in place). `single_lower`/`single_upper` give a
+`max`/`min` bound as one expression by materializing it in an affine.max/min op, hoisted out of
+the loops it does not depend on (`hoisting_point`). `split_loop` splits a loop at a bound into
+two consecutive loops (iter_args flow from the first into the second):
 
-    lb: affine_map<(d0) -> (d0)>(%i_t)
-    ub: affine_map<(d0)[s0] -> (d0 + 32, s0)>(%i_t)[%N]          (min: point-loop upper bound)
+    affine.for %i = 0 to %n { S }   ==>   affine.for %i = 0 to 8 { S }
+                                          affine.for %i = 8 to %n { S }
 
 `band_bounds_in_order` projects the iteration domain of a band (its loops' bound constraints,
 values defined outside the band as parameters) onto each prefix of a new loop order with isl
@@ -19,129 +20,28 @@ used together with the band's own constraints (exact iterations, possibly empty 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import islpy as isl
 from xdsl.dialects import affine
 from xdsl.dialects.builtin import AffineMapAttr, IndexType
-from xdsl.ir import Block, Region, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineMap,
-    AffineSymExpr,
-)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import describe_loop, step_of
-
-Bound = tuple[AffineMap, list[SSAValue]]
-"""A bound map and its operands (dims first, then symbols)."""
-
-
-def lower_bound(loop: affine.ForOp) -> Bound:
-    return loop.lowerBoundMap.data, list(loop.lowerBoundOperands)
-
-
-def upper_bound(loop: affine.ForOp) -> Bound:
-    return loop.upperBoundMap.data, list(loop.upperBoundOperands)
-
-
-def iv(loop: affine.ForOp) -> SSAValue:
-    """The induction variable of `loop`."""
-    return loop.body.block.args[0]
-
-
-def bound_values(bound: Bound) -> set[SSAValue]:
-    """The operands that the bound's results actually use."""
-    amap, operands = bound
-    used: set[SSAValue] = set()
-    for expr in amap.results:
-        for node in expr.dfs():
-            if isinstance(node, AffineDimExpr):
-                used.add(operands[node.position])
-            elif isinstance(node, AffineSymExpr):
-                used.add(operands[amap.num_dims + node.position])
-    return used
-
-
-def coefficient(expr: AffineExpr, target: AffineExpr) -> int | None:
-    """The constant coefficient of `target` (a dim or symbol) in `expr`; None where `target`
-    appears under mod, floordiv, ceildiv or a product with a non-constant."""
-    if expr == target:
-        return 1
-    if not isinstance(expr, AffineBinaryOpExpr):
-        return 0
-    if expr.kind == AffineBinaryOpKind.Add:
-        lhs, rhs = coefficient(expr.lhs, target), coefficient(expr.rhs, target)
-        return None if lhs is None or rhs is None else lhs + rhs
-    uses = target in set(expr.dfs())
-    if expr.kind == AffineBinaryOpKind.Mul:
-        for factor, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
-            if isinstance(factor, AffineConstantExpr):
-                inner = coefficient(other, target)
-                return None if inner is None else inner * factor.value
-    return None if uses else 0
-
-
-@dataclass
-class BoundBuilder:
-    """Collects the operands of one bound map; each distinct SSA value is one dim or symbol."""
-
-    dims: list[SSAValue] = field(default_factory=list[SSAValue])
-    syms: list[SSAValue] = field(default_factory=list[SSAValue])
-
-    def dim(self, value: SSAValue) -> AffineExpr:
-        if value not in self.dims:
-            self.dims.append(value)
-        return AffineExpr.dimension(self.dims.index(value))
-
-    def sym(self, value: SSAValue) -> AffineExpr:
-        if value not in self.syms:
-            self.syms.append(value)
-        return AffineExpr.symbol(self.syms.index(value))
-
-    def results_of(
-        self, bound: Bound, replace: Mapping[SSAValue, AffineExpr] | None = None
-    ) -> list[AffineExpr]:
-        """The results of `bound` over this builder's operands; operands in `replace` are
-        substituted by the given expressions (which must be over this builder's operands)."""
-        amap, operands = bound
-        replace = replace or {}
-        dims = [replace.get(v) or self.dim(v) for v in operands[: amap.num_dims]]
-        syms = [replace.get(v) or self.sym(v) for v in operands[amap.num_dims :]]
-        return [expr.replace_dims_and_symbols(dims, syms) for expr in amap.results]
-
-    def build(self, results: Sequence[AffineExpr]) -> Bound:
-        """The bound map of `results` (deduplicated, simplified) with only the used operands."""
-        nd, ns = len(self.dims), len(self.syms)
-        unique: list[AffineExpr] = []
-        for expr in results:
-            expr = expr.simplify(nd, ns) if expr.is_pure_affine() else expr
-            if expr not in unique:
-                unique.append(expr)
-        used_dims = sorted(
-            {e.position for r in unique for e in r.dfs() if isinstance(e, AffineDimExpr)}
-        )
-        used_syms = sorted(
-            {e.position for r in unique for e in r.dfs() if isinstance(e, AffineSymExpr)}
-        )
-        new_dims = [
-            AffineExpr.dimension(used_dims.index(d)) if d in used_dims else AffineExpr.constant(0)
-            for d in range(nd)
-        ]
-        new_syms = [
-            AffineExpr.symbol(used_syms.index(s)) if s in used_syms else AffineExpr.constant(0)
-            for s in range(ns)
-        ]
-        amap = AffineMap(nd, ns, tuple(unique)).replace_dims_and_symbols(
-            new_dims, new_syms, len(used_dims), len(used_syms)
-        )
-        return amap, [self.dims[d] for d in used_dims] + [self.syms[s] for s in used_syms]
+from loopopt.dialects.affine_ext import MaxOp
+from loopopt.loops.affine_maps import (
+    Bound,
+    BoundBuilder,
+    MapBuilder,
+    bound_values,
+    insert_before,
+    linear_form,
+    lower_bound,
+    set_bounds,
+    upper_bound,
+)
+from loopopt.loops.nest import defined_inside, describe_loop, iv, loop_name, set_loop_name, step_of
 
 
 def new_loop(lb: Bound, ub: Bound, step: int, inits: Sequence[SSAValue] = ()) -> affine.ForOp:
@@ -152,7 +52,14 @@ def new_loop(lb: Bound, ub: Bound, step: int, inits: Sequence[SSAValue] = ()) ->
     block.add_op(affine.YieldOp.get(*block.args[1:]))
     region = Region(block)
     return affine.ForOp.from_region(
-        lb[1], ub[1], inits, types, AffineMapAttr(lb[0]), AffineMapAttr(ub[0]), region, step
+        lb.operands,
+        ub.operands,
+        inits,
+        types,
+        AffineMapAttr(lb.map),
+        AffineMapAttr(ub.map),
+        region,
+        step,
     )
 
 
@@ -167,12 +74,12 @@ def replace_bounds(
     step, iter_args inits); returns the new op, which sits where `loop` was. `loop` is erased."""
     region = loop.detach_region(loop.body)
     new = affine.ForOp.from_region(
-        lb[1],
-        ub[1],
+        lb.operands,
+        ub.operands,
         list(loop.inits) if inits is None else list(inits),
         list(loop.result_types),
-        AffineMapAttr(lb[0]),
-        AffineMapAttr(ub[0]),
+        AffineMapAttr(lb.map),
+        AffineMapAttr(ub.map),
         region,
         step if step is not None else step_of(loop),
     )
@@ -189,33 +96,85 @@ def replace_bounds(
     return new
 
 
-def linear_form(bound: Bound, index: int) -> dict[SSAValue | None, int] | None:
-    """Result `index` of `bound` as {operand: coefficient, None: constant}; None if not linear."""
-    amap, operands = bound
+def single_lower(loop: affine.ForOp, builder: MapBuilder) -> AffineExpr:
+    """`loop`'s lower bound as one expression; a `max` bound becomes an affine.max op."""
+    bound = builder.build(builder.exprs(lower_bound(loop)), "max")
+    if len(bound.map.results) == 1:
+        return builder.exprs(bound)[0]
+    maximum = MaxOp(list(bound.operands), AffineMapAttr(bound.map))
+    insert_before(maximum, hoisting_point(bound.operands, loop))
+    return builder.value(maximum.result)
 
-    def walk(expr: AffineExpr) -> dict[SSAValue | None, int] | None:
-        if isinstance(expr, AffineConstantExpr):
-            return {None: expr.value}
-        if isinstance(expr, AffineDimExpr):
-            return {operands[expr.position]: 1}
-        if isinstance(expr, AffineSymExpr):
-            return {operands[amap.num_dims + expr.position]: 1}
-        assert isinstance(expr, AffineBinaryOpExpr)
-        if expr.kind == AffineBinaryOpKind.Add:
-            lhs, rhs = walk(expr.lhs), walk(expr.rhs)
-            if lhs is None or rhs is None:
-                return None
-            return {k: lhs.get(k, 0) + rhs.get(k, 0) for k in lhs.keys() | rhs.keys()}
-        if expr.kind == AffineBinaryOpKind.Mul:
-            for factor, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
-                if isinstance(factor, AffineConstantExpr):
-                    inner = walk(other)
-                    return (
-                        None if inner is None else {k: c * factor.value for k, c in inner.items()}
-                    )
-        return None
 
-    return walk(amap.results[index])
+def single_upper(loop: affine.ForOp, builder: MapBuilder) -> AffineExpr:
+    """`loop`'s upper bound as one expression; a `min` bound becomes an affine.min op."""
+    bound = builder.build(builder.exprs(upper_bound(loop)), "min")
+    if len(bound.map.results) == 1:
+        return builder.exprs(bound)[0]
+    return builder.value(materialize_min(bound, loop))
+
+
+def materialize_min(bound: Bound, before: Operation) -> SSAValue:
+    """An SSA value for `bound` (the min of its results), computed before `before`, hoisted out
+    of the loops around `before` that it does not depend on."""
+    if len(bound.map.results) == 1:
+        op: Operation = affine.ApplyOp(list(bound.operands), AffineMapAttr(bound.map))
+    else:
+        op = affine.MinOp(list(bound.operands), AffineMapAttr(bound.map))
+    insert_before(op, hoisting_point(bound.operands, before))
+    return op.results[0]
+
+
+def hoisting_point(operands: Sequence[SSAValue], before: Operation) -> Operation:
+    """The outermost op among `before` and its enclosing affine.for ops that no value of
+    `operands` is defined in: a pure computation of `operands` may go just before it."""
+    anchor = before
+    parent = anchor.parent_op()
+    while isinstance(parent, affine.ForOp) and not any(defined_inside(v, parent) for v in operands):
+        anchor = parent
+        parent = anchor.parent_op()
+    return anchor
+
+
+def split_loop(
+    loop: affine.ForOp,
+    first_upper: Bound,
+    second_lower: Bound,
+    suffix: str,
+    *,
+    before: bool = False,
+) -> affine.ForOp:
+    """Split `loop` into two consecutive loops: the first ends at `first_upper`, the second starts
+    at `second_lower`; iter_args flow from the first into the second.
+
+    `loop` itself becomes the second part when `before` is set (else the first); the other part
+    is a copy named `<name><suffix>`, returned. Not checked: that the two ranges tile the original.
+    """
+    copy = loop.clone()
+    block = loop.parent_block()
+    if block is None:
+        raise LoopoptError("cannot split a loop outside any block", op=loop)
+    if before:
+        block.insert_op_before(copy, loop)
+        first, second = copy, loop
+    else:
+        block.insert_op_after(copy, loop)
+        first, second = loop, copy
+        for old, new in zip(loop.results, copy.results, strict=True):
+            old.replace_all_uses_with(new)
+    set_bounds(first, upper=first_upper)
+    set_bounds(second, lower=second_lower, inits=tuple(first.results) if loop.inits else None)
+    name = loop_name(loop)
+    if name is not None:
+        set_loop_name(copy, name + suffix)
+    return copy
+
+
+def iteration_value(loop: affine.ForOp, iteration: int) -> Bound:
+    """The IV value of iteration `iteration` of `loop` (one-result lower bound): lb + n * step."""
+    builder = MapBuilder()
+    [lower] = builder.exprs(lower_bound(loop))
+    return builder.build([lower + iteration * step_of(loop)])
 
 
 def band_bounds_in_order(
@@ -272,7 +231,7 @@ class _Reorder:
 
     def _forms(self, loop: affine.ForOp, bound: Bound) -> list[Form]:
         """The results of `bound` as linear forms (band IVs replaced by their forms)."""
-        amap, operands = bound
+        amap, operands = bound.map, bound.operands
         self.symbolic.update(operands[amap.num_dims :])
         forms: list[Form] = []
         for index in range(len(amap.results)):
@@ -301,7 +260,7 @@ class _Reorder:
         text = " and ".join(_render(c) for c in self.constraints) or "true"
         domain = isl.BasicSet(f"[{pnames}] -> {{ [{names}] : {text} }}")
         if domain.is_empty():  # the band never runs its body, in any order
-            empty: Bound = (AffineMap.constant_map(0), [])
+            empty = Bound.constant(0)
             return [(empty, empty) for _ in self.order]
         result: list[tuple[Bound, Bound]] = []
         for k in reversed(range(len(self.order))):

@@ -29,13 +29,14 @@ import math
 from xdsl.dialects import affine
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineExpr
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.bounds import BoundBuilder, iv, lower_bound, new_loop, upper_bound
+from loopopt.loops.affine_maps import Bound, BoundBuilder, lower_bound, upper_bound
+from loopopt.loops.bounds import new_loop
 from loopopt.loops.gpu_map import MAPPING, KernelIds, affine_if, index_value, move_body
 from loopopt.loops.gpu_plan import max_trip_count, upper_always_holds
-from loopopt.loops.nest import LOOP_NAME, describe_loop, loop_name, only_child_loop, step_of
+from loopopt.loops.nest import LOOP_NAME, describe_loop, iv, loop_name, only_child_loop, step_of
 from loopopt.loops.promote import COPY
 
 
@@ -76,7 +77,7 @@ def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
     linear = ids.linear(builder)
     marked: Operation | None = None
     if total > threads:
-        spread = new_loop(builder.build([linear]), (AffineMap.constant_map(total), []), threads)
+        spread = new_loop(builder.build([linear]), Bound.constant(total), threads)
         parent.insert_op_before(spread, nest)
         container, anchor, element = spread.body.block, spread.body.block.last_op, iv(spread)
         if SSAValue.is_valid_name(f"{name}_l"):

@@ -30,12 +30,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from loopopt.analysis.divergence import check_barriers
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.loops.bounds import BoundBuilder
-from loopopt.loops.gpu_barrier import (
-    dependence_requirements,
-    place_barriers,
-    shared_requirements,
-)
+from loopopt.loops.affine_maps import BoundBuilder
+from loopopt.loops.gpu_barrier import dependence_requirements, place_barriers, shared_requirements
 from loopopt.loops.gpu_copy import spread_copy
 from loopopt.loops.gpu_map import (
     MAPPING,

@@ -39,15 +39,10 @@ from xdsl.ir.affine.affine_set import AffineConstraintExpr, AffineConstraintKind
 
 from loopopt.dialects import affine_ext
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.loops.bounds import (
-    BoundBuilder,
-    iv,
-    lower_bound,
-    replace_bounds,
-    upper_bound,
-)
+from loopopt.loops.affine_maps import BoundBuilder, lower_bound, upper_bound
+from loopopt.loops.bounds import replace_bounds
 from loopopt.loops.gpu_plan import AXES, KernelPlan, max_trip_count, upper_always_holds
-from loopopt.loops.nest import LOOP_NAME, body_ops, loop_name, perfect_band, step_of
+from loopopt.loops.nest import LOOP_NAME, body_ops, iv, loop_name, perfect_band, step_of
 from loopopt.loops.tile import tile_band
 
 MAPPING = "loopopt.mapping"
@@ -88,9 +83,9 @@ class MappedDim:
 def constant_trip(loop: affine.ForOp) -> int | None:
     """The trip count of a loop whose bounds are constants (max/min of several included)."""
     lb, ub = lower_bound(loop), upper_bound(loop)
-    if lb[1] or ub[1]:
+    if lb.operands or ub.operands:
         return None
-    low, high = max(lb[0].eval([], [])), min(ub[0].eval([], []))
+    low, high = max(lb.map.eval([], [])), min(ub.map.eval([], []))
     return max(0, -(-(high - low) // step_of(loop)))
 
 
@@ -161,8 +156,8 @@ def launch_sizes(dims: Sequence[MappedDim], before: Operation) -> LaunchSizes:
             highs = builder.results_of(upper_bound(dim.tile))
             lows = builder.results_of(lower_bound(dim.tile))
             exprs = [(h - lo).ceil_div(step) for h in highs for lo in lows]
-            amap, operands = builder.build([*exprs, AffineExpr.constant(dim.cap)])
-            blocks = affine.MinOp(operands, AffineMapAttr(amap))
+            bound = builder.build([*exprs, AffineExpr.constant(dim.cap)])
+            blocks = affine.MinOp(list(bound.operands), AffineMapAttr(bound.map))
             zero_map = AffineMap(1, 0, (AffineExpr.dimension(0), AffineExpr.constant(0)))
             count = affine_ext.MaxOp([blocks.result], AffineMapAttr(zero_map))
             count.result.name_hint = f"g{axis}"
@@ -233,12 +228,12 @@ def insert_ids(entry: Block, dims: Sequence[MappedDim]) -> KernelIds:
 
 def index_value(builder: BoundBuilder, exprs: Sequence[AffineExpr], name: str | None) -> Operation:
     """affine.apply of one expression, affine.max of several."""
-    amap, operands = builder.build(exprs)
+    bound = builder.build(exprs)
     op: Operation
-    if len(amap.results) == 1:
-        op = affine.ApplyOp(operands, AffineMapAttr(amap))
+    if len(bound.map.results) == 1:
+        op = affine.ApplyOp(list(bound.operands), AffineMapAttr(bound.map))
     else:
-        op = affine_ext.MaxOp(operands, AffineMapAttr(amap))
+        op = affine_ext.MaxOp(list(bound.operands), AffineMapAttr(bound.map))
     if name is not None and SSAValue.is_valid_name(name):
         op.results[0].name_hint = name
     return op

@@ -34,10 +34,11 @@ from xdsl.ir import Operation, SSAValue
 from loopopt.analysis.access import Access, Dim, collect_accesses
 from loopopt.analysis.parallel import parallel_loops
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.bounds import iv, linear_form, lower_bound, upper_bound
+from loopopt.loops.affine_maps import linear_form, lower_bound, upper_bound
 from loopopt.loops.nest import (
     describe_loop,
     enclosing_loops,
+    iv,
     loops_in,
     only_child_loop,
     perfect_band,
@@ -94,8 +95,8 @@ def point_loop_of(tile: affine.ForOp) -> affine.ForOp | None:
         if COPY in loop.attributes or size % step_of(loop) != 0:
             continue
         lb, ub = lower_bound(loop), upper_bound(loop)
-        starts = any(_is(linear_form(lb, k), t, 0) for k in range(len(lb[0].results)))
-        ends = any(_is(linear_form(ub, k), t, size) for k in range(len(ub[0].results)))
+        starts = any(_is(linear_form(lb, k), t, 0) for k in range(len(lb.map.results)))
+        ends = any(_is(linear_form(ub, k), t, size) for k in range(len(ub.map.results)))
         if starts and ends:
             return loop
     return None

@@ -32,16 +32,9 @@ from xdsl.dialects import affine
 from xdsl.ir import Operation
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.bounds import (
-    Bound,
-    band_bounds_in_order,
-    bound_values,
-    iv,
-    lower_bound,
-    replace_bounds,
-    upper_bound,
-)
-from loopopt.loops.nest import PARALLEL, body_ops, describe_loop
+from loopopt.loops.affine_maps import Bound, bound_values, lower_bound, upper_bound
+from loopopt.loops.bounds import band_bounds_in_order, replace_bounds
+from loopopt.loops.nest import PARALLEL, body_ops, describe_loop, iv
 
 
 def check_permutation(

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from xdsl.dialects import affine, func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
-from xdsl.ir import Operation
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from loopopt.diagnostics import LoopoptError
 
@@ -192,3 +192,46 @@ def constant_trip_count(loop: affine.ForOp) -> int | None:
     lb, ub = bounds
     step = step_of(loop)
     return max(0, (ub - lb + step - 1) // step)
+
+
+def iv(loop: affine.ForOp) -> SSAValue:
+    """The induction variable of `loop`."""
+    return loop.body.block.args[0]
+
+
+def innermost_loops(root: Operation) -> list[affine.ForOp]:
+    """The loops under `root` that contain no other loop, in pre-order."""
+    return [loop for loop in loops_in(root) if next(loops_in(loop), None) is None]
+
+
+def defined_inside(value: SSAValue, loop: Operation) -> bool:
+    """Whether `value` is defined in `loop`'s regions (its IV and iter_args included)."""
+    if isinstance(value, OpResult):
+        op: Operation | None = value.op
+    elif isinstance(value, BlockArgument):
+        op = value.block.parent_op()
+    else:
+        return False
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def trip_count(loop: affine.ForOp) -> int | None:
+    """The number of iterations of `loop` when it is a constant: constant bounds, or one-result
+    bounds a constant apart (`%t to %t + 32`, a point loop of a full tile)."""
+    from loopopt.loops.affine_maps import MapBuilder, constant_difference, lower_bound, upper_bound
+
+    known = constant_trip_count(loop)
+    if known is not None:
+        return known
+    builder = MapBuilder()
+    lower, upper = builder.exprs(lower_bound(loop)), builder.exprs(upper_bound(loop))
+    if len(lower) != 1 or len(upper) != 1:
+        return None
+    difference = constant_difference(upper[0], lower[0], len(builder.values))
+    if difference is None:
+        return None
+    return max(0, -(-difference // step_of(loop)))

@@ -36,21 +36,24 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.guard import Guard, IterationDomain, materializable, new_if
-from loopopt.loops.nest import body_ops, describe_loop, enclosing_loops, loops_in, step_of
-from loopopt.loops.unroll import (
+from loopopt.loops.affine_maps import (
     Bound,
     BoundKind,
     MapBuilder,
-    defined_inside,
     lower_bound,
-    materialize_min,
     set_bounds,
-    single_lower,
-    single_upper,
-    split_loop,
-    trip_count,
     upper_bound,
+)
+from loopopt.loops.bounds import materialize_min, single_lower, single_upper, split_loop
+from loopopt.loops.guard import Guard, IterationDomain, materializable, new_if
+from loopopt.loops.nest import (
+    body_ops,
+    defined_inside,
+    describe_loop,
+    enclosing_loops,
+    loops_in,
+    step_of,
+    trip_count,
 )
 
 PEEL_SUFFIX = "_peel"

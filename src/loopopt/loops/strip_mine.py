@@ -21,8 +21,9 @@ from __future__ import annotations
 from xdsl.dialects import affine
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.bounds import iv, lower_bound, new_loop, replace_bounds, upper_bound
-from loopopt.loops.nest import PARALLEL, describe_loop, loop_name, set_loop_name, step_of
+from loopopt.loops.affine_maps import lower_bound, upper_bound
+from loopopt.loops.bounds import new_loop, replace_bounds
+from loopopt.loops.nest import PARALLEL, describe_loop, iv, loop_name, set_loop_name, step_of
 from loopopt.loops.tile import fresh_loop_name, name_iv, point_bounds, tile_band
 
 SUFFIX = "_s"

@@ -39,21 +39,20 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.bounds import (
+from loopopt.loops.affine_maps import (
     Bound,
     BoundBuilder,
     bound_values,
     coefficient,
-    iv,
     lower_bound,
-    new_loop,
-    replace_bounds,
     upper_bound,
 )
+from loopopt.loops.bounds import new_loop, replace_bounds
 from loopopt.loops.nest import (
     PARALLEL,
     constant_trip_count,
     describe_loop,
+    iv,
     loop_name,
     loops_in,
     set_loop_name,
@@ -107,7 +106,7 @@ def check_tileable(band: Sequence[affine.ForOp], sizes: Sequence[int], pass_name
                 outer = band[position[value]]
                 needed[position[value]] = True
                 stepped = which == "lower" and sizes[d] > 0 and step_of(loop) != 1
-                if stepped and len(bound[0].results) > 1:
+                if stepped and len(bound.map.results) > 1:
                     raise LoopoptError(
                         f"{pass_name}: cannot tile loop '{describe_loop(loop)}': step "
                         f"{step_of(loop)} with a max lower bound that depends on loop "
@@ -171,7 +170,7 @@ def tile_band(
 
 def _coefficients(bound: Bound, value: SSAValue) -> list[int] | None:
     """The coefficient of operand `value` in each result of `bound` (None: not linear)."""
-    amap, operands = bound
+    amap, operands = bound.map, bound.operands
     targets = [AffineExpr.dimension(k) for k in range(amap.num_dims)]
     targets += [AffineExpr.symbol(k) for k in range(amap.num_symbols)]
     result: list[int] = []
@@ -222,11 +221,11 @@ class _Extremes:
     def of_bound(self, bound: Bound, high: bool) -> list[AffineExpr]:
         """Expressions without band IVs, each >= (high) or <= (not high) every value that a
         result of `bound` takes over the tile; as loop bounds they combine by min (high) or max."""
-        amap, operands = bound
+        amap, operands = bound.map, bound.operands
         band_operands = [v for v in bound_values(bound) if v in self.position]
         exprs: list[AffineExpr] = []
         for result in amap.results:
-            single: Bound = (AffineMap(amap.num_dims, amap.num_symbols, (result,)), operands)
+            single = Bound(AffineMap(amap.num_dims, amap.num_symbols, (result,)), operands)
             choices: list[list[AffineExpr]] = []
             for value in band_operands:
                 coefficients = _coefficients(single, value)

@@ -28,19 +28,10 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
+from loopopt.loops.affine_maps import fold_apply, lower_bound, offset_apply, set_bounds, upper_bound
 from loopopt.loops.guard import Escape, Guard, guarded_copy
-from loopopt.loops.nest import body_ops, describe_loop, step_of
-from loopopt.loops.unroll import (
-    copy_guards,
-    defined_inside,
-    fold_apply,
-    lower_bound,
-    offset_apply,
-    set_bounds,
-    split_off_remainder,
-    trip_count,
-    upper_bound,
-)
+from loopopt.loops.nest import body_ops, defined_inside, describe_loop, step_of, trip_count
+from loopopt.loops.unroll import copy_guards, split_off_remainder
 
 Mapper = dict[SSAValue, SSAValue]
 

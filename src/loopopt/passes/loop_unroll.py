@@ -24,8 +24,8 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import describe_loop, functions, named_loops
-from loopopt.loops.unroll import innermost_loops, trip_count, unroll
+from loopopt.loops.nest import describe_loop, functions, innermost_loops, named_loops, trip_count
+from loopopt.loops.unroll import unroll
 from loopopt.loops.unroll import unroll_full as unroll_fully
 from loopopt.passes.base import LoopoptPass
 

@@ -27,8 +27,7 @@ from xdsl.ir import Operation
 
 from loopopt.analysis.legality import require_unroll_jam_legal
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import enclosing_loops, functions, named_loops
-from loopopt.loops.unroll import innermost_loops
+from loopopt.loops.nest import enclosing_loops, functions, innermost_loops, named_loops
 from loopopt.loops.unroll_jam import unroll_jam, unroll_jam_obstacle
 from loopopt.passes.base import LoopoptPass
 
