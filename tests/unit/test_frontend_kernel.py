@@ -122,6 +122,38 @@ def test_calls_that_would_leave_an_array_are_refused() -> None:
         dynamic(src[:5], dst, 5, target="cpu")
 
 
+def boundaries(A, B):
+    n = A.shape[0]
+    for i in range(n):
+        if i == 0:
+            B[i] = A[i]
+        else:
+            B[i] = A[i - 1] + A[i]
+        B[i] += A[0] if i == 0 else A[i - 1]
+        if i == 0 or i == n - 1 or A[i] < 0.0:
+            B[i] += 1.0
+        elif i != 1:
+            B[i] += A[i - 1] + A[i + 1] + A[i - 2]
+
+
+def unguarded(A, B):
+    for i in range(A.shape[0]):
+        if i > 0 and A[i] > 0.0:
+            B[i] = A[i]
+        else:
+            B[i] = A[i - 1]
+
+
+def test_conditions_guarding_reads_are_taken_into_account() -> None:
+    a, b = np.arange(6.0), np.zeros(6)
+    expected = b.copy()
+    boundaries(a, expected)
+    loopopt.kernel(boundaries)(a, b, target="cpu")  # every read is inside A where it runs
+    np.testing.assert_array_equal(b, expected)
+    with pytest.raises(LoopoptError, match=r"'A\[i - 1\]' may index A\[-1\] .* \(at i = 0\)"):
+        loopopt.kernel(unguarded)(a, b, target="cpu")
+
+
 def test_read_only_and_overlapping_arrays_are_refused() -> None:
     kern = loopopt.kernel(copy)
     src, dst = np.arange(6.0), np.zeros(6)

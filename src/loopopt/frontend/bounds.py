@@ -10,7 +10,8 @@ integer arguments (and sizes) for which some iteration indexes outside the array
 set, built once per compilation from the exact access analysis (analysis/access.py). A call
 then checks its own values against it (cached per values). Symbols a call does not determine
 (a bound read from an array) may take any value: such an access is refused if some value
-would put it outside. Conditions in scf.if (data-dependent) are not taken into account.
+would put it outside. An access under an if counts only where its branch may run
+(guards.py): exactly for affine conditions, approximately where data enters the condition.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from loopopt.analysis.access import Access, Symbols, collect_accesses, value_aff
 from loopopt.analysis.dependence import access_map
 from loopopt.diagnostics import LoopoptError, op_location
 from loopopt.dialects import affine_ext
+from loopopt.frontend.guards import Guard, guards_of
 
 
 @dataclass
@@ -70,12 +72,22 @@ def bounds_check(fn: func.FuncOp) -> BoundsCheck:
     accesses = [a for a in collect_accesses(fn, syms) if a.affine and a.memref is not None]
     extra: list[tuple[int, int]] = []
     sizes = {a.memref: _sizes(a.memref, syms, extra) for a in accesses if a.memref is not None}
+    guards = {a: (Guard(a, syms), guards_of(a)) for a in accesses}
+    for guard, ops in guards.values():  # meet their symbols before naming the parameters
+        for op, in_then in ops:
+            guard.where(op, in_then)
     names = [sym.isl for sym in syms.table.values()] + [f"size{a}_{d}" for a, d in extra]
     params: list[SSAValue | tuple[int, int]] = [*syms.table, *extra]
     checks: list[_Check] = []
     for access in accesses:
         assert access.memref is not None
         amap = access_map(access, names)
+        guard, ops = guards[access]
+        guard.names = names
+        for op, in_then in ops:  # only where the branch may run
+            runs = guard.where(op, in_then)
+            if runs is not None:
+                amap = amap.intersect_domain(runs)
         dims = sizes[access.memref]
         pieces = []
         for k, size in enumerate(dims):
