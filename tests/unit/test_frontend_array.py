@@ -12,6 +12,7 @@ from fake_gpu import FakeDriver, fake_gpu  # noqa: F401 (a fixture)
 
 import loopopt
 from loopopt.diagnostics import LoopoptError
+from loopopt.runtime import cuda
 
 
 def step(src, dst):
@@ -103,3 +104,22 @@ def test_free_device_copies_back_first(fake_gpu: FakeDriver) -> None:  # noqa: F
     assert fake_gpu.downloads == 1 and b.host_current and not b.device_current
     with pytest.raises(LoopoptError, match=r"never copied"):
         loopopt.array(np.zeros(2)).written_on_device()
+
+
+def test_a_failed_run_leaves_the_host_copy_current(
+    fake_gpu: FakeDriver,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kern = loopopt.kernel(step)
+    a, b = loopopt.array(np.arange(8.0)), loopopt.array(np.zeros(8))
+    kern(a, b, target="gpu")
+    a.numpy()
+
+    def fail(*args: object) -> None:
+        raise LoopoptError("CUDA error in cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED")
+
+    monkeypatch.setattr(cuda, "launch", fail)
+    with pytest.raises(LoopoptError, match="LAUNCH_FAILED"):
+        kern(b, a, target="gpu")  # writes a: its host copy (current before) stays the truth
+    assert a.host_current and not a.device_current
+    assert not b.host_current and b.device_current  # b was current on the device only

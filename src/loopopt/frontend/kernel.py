@@ -146,13 +146,21 @@ class Kernel:
         entry.bounds.check(args)
         self._check_writes(args, entry.written)
         passed = [self._argument(a, resolved) for a in args]
-        entry.compiled(*passed)
-        for value, written in zip(args, entry.written, strict=True):
-            if isinstance(value, array) and written:
-                if resolved == "gpu":
-                    value.written_on_device()
-                else:
-                    value.written_on_host()
+        written = [
+            v for v, w in zip(args, entry.written, strict=True) if isinstance(v, array) and w
+        ]
+        on_host = [v for v in written if v.host_current]
+        try:
+            entry.compiled(*passed)
+        except BaseException:
+            for value in on_host:  # a failed run: the host copy, as before the call, is the truth
+                value.written_on_host()
+            raise
+        for value in written:
+            if resolved == "gpu":
+                value.written_on_device()
+            else:
+                value.written_on_host()
 
     def _check_writes(self, args: tuple[Any, ...], written: tuple[bool, ...]) -> None:
         """Refuse what plain Python would do differently: writing a read-only array, and
