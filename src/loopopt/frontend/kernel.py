@@ -18,7 +18,9 @@ from the last call. `schedule=None` runs the loops as written on the CPU and map
 `gpu-map-loops` on the GPU; `"auto"` is `auto-schedule` once that pass exists, until then the
 same as None; any other string is a pass pipeline. `target="auto"` is the GPU where one is
 usable. Arrays: numpy (the GPU copies them in and out), `__cuda_array_interface__` objects
-(GPU, in place), `loopopt.array` (kept on the device between calls).
+(GPU, in place), `loopopt.array` (kept on the device between calls). A call is refused where
+plain Python would differ: subscripts that could leave an array (bounds.py), writes to
+read-only arrays, and arrays that overlap where one is written (loopopt assumes distinct ones).
 """
 
 from __future__ import annotations
