@@ -264,10 +264,11 @@ def test_math_functions_compute_as_python() -> None:
             B[i, 1] = math.pow(abs(x), 1.5) + math.sin(x) + math.cos(x) + math.tan(x)
             B[i, 2] = math.tanh(x) + math.fmod(x, 0.75) + math.fabs(x)
             B[i, 3] = math.floor(x) + math.ceil(x) * 2 + math.pi
-            B[i, 4] = float(math.floor(x) // 2) + int(x * 3.0)
+            B[i, 4] = float(math.floor(x) // 2) + int(x * 3.0) + round(x) + round(x * 4.0)
+            B[i, 5] = pow(abs(x), 0.75) + round(2.5) + round(i * 1.5)
 
     values = np.array([1.25, -2.5, 0.3, -0.75, 3.0, 7.5], np.float32)
-    ir = _same(maths, values, np.zeros((6, 5), np.float32))
+    ir = _same(maths, values, np.zeros((6, 6), np.float32))
     for op in ("math.sqrt", "math.exp", "math.log", "math.powf", "math.sin", "math.tanh"):
         assert f"{op} " in ir and ": f64" in ir
 

@@ -3,7 +3,7 @@
     math.sqrt(A[i])    → extf + math.sqrt in f64: a Python float, as Python computes it
     np.sqrt(A[i])      → math.sqrt in the argument's precision (f32 stays f32)
     math.floor(x)      → math.floor + fptosi: a Python int
-    np.float32(x)      → a conversion;  min/max/abs/float/int as in Python
+    np.float32(x)      → a conversion;  min/max/abs/pow/round/float/int as in Python
 
 `math.*` follows Python (arguments converted to float64, the result a Python float); the NumPy
 functions keep a float32 argument in float32. Domain errors (math.sqrt(-1), math.log(0)) give
@@ -22,7 +22,7 @@ from xdsl.dialects import math as mathd
 from xdsl.ir import Operation, SSAValue
 
 from loopopt.frontend.emitter import Emitter
-from loopopt.frontend.operators import absolute, min_max, promote_all, type_of
+from loopopt.frontend.operators import absolute, binary, min_max, promote_all, type_of
 from loopopt.frontend.types import BOOL, F32, F64, I32, I64, PY_FLOAT, PY_INT, Ty
 from loopopt.frontend.values import FloatConst, Index, Scalar, Value
 
@@ -57,7 +57,9 @@ NUMPY_FUNCTIONS: dict[object, str] = {
 CASTS: dict[object, Ty] = {
     float: PY_FLOAT, int: PY_INT, np.float32: F32, np.float64: F64, np.int32: I32, np.int64: I64,
 }  # fmt: skip
-BUILTINS: dict[object, str] = {min: "min", max: "max", abs: "abs", len: "len", range: "range"}
+BUILTINS: dict[object, str] = {
+    min: "min", max: "max", abs: "abs", len: "len", range: "range", pow: "pow", round: "round",
+}  # fmt: skip
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 
 
@@ -82,6 +84,12 @@ def call(e: Emitter, callee: object, args: list[Value], node: ast.Call) -> Value
         return min_max(e, str(builtin), args, node)
     if builtin == "abs":
         return absolute(e, _one(e, args, node), node)
+    if builtin == "pow":
+        if len(args) != 2:
+            raise e.error(node, "pow() takes two arguments here (no modulus)")
+        return binary(e, ast.Pow(), args[0], args[1], node)
+    if builtin == "round":
+        return _round(e, _one(e, args, node), node)
     cast = _lookup(CASTS, callee)  # type: ignore[arg-type]
     if isinstance(cast, Ty):
         return _cast(e, cast, _one(e, args, node), node)
@@ -98,6 +106,15 @@ def _one(e: Emitter, args: list[Value], node: ast.Call) -> Value:
     if len(args) != 1:
         raise e.error(node, f"'{e.source.text(node.func)}' takes one argument")
     return args[0]
+
+
+def _round(e: Emitter, value: Value, node: ast.AST) -> Value:
+    """Python's round(x): to the nearest int, halves to even."""
+    ty = type_of(e, value, node)
+    if ty.kind != "float":
+        return _cast(e, PY_INT, value, node)
+    rounded = e.value(mathd.RoundEvenOp(e.coerce(value, ty, node)), node)
+    return Scalar(e.convert(rounded, ty, PY_INT, node), PY_INT)
 
 
 def _cast(e: Emitter, ty: Ty, value: Value, node: ast.AST) -> Value:
