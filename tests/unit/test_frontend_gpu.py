@@ -3,21 +3,25 @@
 The front-end's IR for PolyBench kernels goes through the GPU schedules (the default mapping,
 and tiling + shared memory for a matmul); gpu_emulator.py runs the kernels' blocks and threads
 on the CPU, and the results must equal plain Python's. Kernels whose loops all carry
-dependences are refused with the dependence named. Tests marked `gpu` run on a device.
+dependences are refused with the dependence named. Every math function compiles to PTX (a
+fake driver launches). Tests marked `gpu` run on a device.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import polybench_py as pb
 import pytest
+from fake_gpu import FakeDriver, fake_gpu  # noqa: F401 (a fixture)
 from gpu_emulator import emulate
 from xdsl.passes import PassPipeline
 
 import loopopt
+from loopopt.backend.libdevice import find_libdevice
 from loopopt.context import make_context, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
@@ -104,6 +108,35 @@ def test_sequential_kernels_are_refused_naming_a_dependence(function: Callable[.
     module = Kernel(function).module(*args)
     with pytest.raises(LoopoptError, match=r"gpu-map-loops: .* carries .* has direction"):
         PassPipeline.parse_spec(all_passes(), "gpu-map-loops").apply(make_context(), module)
+
+
+def maths(A, B):
+    for i in range(A.shape[0]):
+        x = A[i]
+        B[i, 0] = math.sqrt(abs(x)) + math.exp(x) + math.log(abs(x) + 1.0) + math.fmod(x, 0.75)
+        B[i, 1] = math.pow(abs(x), 1.5) + math.sin(x) + math.cos(x) + math.tan(x) + math.tanh(x)
+        B[i, 2] = math.floor(x) + math.ceil(x) * 2 + round(x) + x % 0.3 + x // 0.7
+        B[i, 3] = np.sqrt(abs(x)) + np.exp(x) + max(x, 0.5) + min(x, 0.2) + np.fmod(x, 0.5)
+        B[i, 4] = A[i] if A[i] > 0 else -A[i]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_math_compiles_for_the_gpu(dtype: type, fake_gpu: FakeDriver) -> None:  # noqa: F811
+    if find_libdevice() is None:
+        pytest.skip("needs CUDA's libdevice")
+    a, b = np.linspace(-2, 2, 300).astype(dtype), np.zeros((300, 5), dtype)
+    loopopt.kernel(maths)(a, b, target="gpu")  # PTX with libdevice, launched by the fake
+    assert fake_gpu.launches == ["maths_k0"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_math_on_the_device(dtype: type) -> None:
+    a = np.linspace(-2, 2, 300).astype(dtype)
+    expected, got = np.zeros((300, 5), dtype), np.zeros((300, 5), dtype)
+    maths(a, expected)
+    loopopt.kernel(maths)(a, got, target="gpu")
+    np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
 @pytest.mark.gpu
