@@ -136,7 +136,12 @@ def test_math_on_the_device(dtype: type) -> None:
     expected, got = np.zeros((300, 5), dtype), np.zeros((300, 5), dtype)
     maths(a, expected)
     loopopt.kernel(maths)(a, got, target="gpu")
-    np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    # libdevice's float32 functions are within 1-2 ulp, not correctly rounded: terms of size ~1
+    # that cancel leave an absolute error of a few 1e-7 (seen on the H200: 1.2e-7 at one point).
+    single = dtype == np.float32
+    np.testing.assert_allclose(
+        got, expected, rtol=1e-5 if single else 1e-12, atol=1e-6 if single else 1e-14
+    )
 
 
 @pytest.mark.gpu
