@@ -202,3 +202,21 @@ def test_kernel_wraps_the_function() -> None:
     assert "loopopt.kernel scale" in repr(kern)
     decorated = loopopt.kernel(static_shapes=False)(scale)
     assert decorated.static_shapes is False
+
+
+def running_sum(A, out):
+    total = 0.0
+    for i in range(A.shape[0]):
+        total += A[i]
+    out[0] = total
+
+
+def test_auto_target_runs_what_the_gpu_refuses_on_the_cpu(fake_gpu: FakeDriver) -> None:  # noqa: F811
+    kern = loopopt.kernel(running_sum)
+    a, out = np.arange(10.0, dtype=np.float32), np.zeros(1, np.float32)
+    with pytest.warns(UserWarning, match=r"running_sum: runs on the CPU: .*gpu-map-loops"):
+        kern(a, out)
+    assert out[0] == 45.0 and fake_gpu.launches == []
+    kern(a, out)  # remembered: no second attempt, no second warning
+    with pytest.raises(LoopoptError, match="gpu-map-loops"):
+        kern(a, out, target="gpu")

@@ -17,8 +17,9 @@ shapes, with types from string annotations (`A: "float32[:, :]"`, `n: int`, `x: 
 from the last call. `schedule=None` runs the loops as written on the CPU and maps them with
 `gpu-map-loops` on the GPU; `"auto"` is `auto-schedule` once that pass exists, until then the
 same as None; any other string is a pass pipeline. `target="auto"` is the GPU where one is
-usable. Arrays: numpy (the GPU copies them in and out), `__cuda_array_interface__` objects
-(GPU, in place), `loopopt.array` (kept on the device between calls). A call is refused where
+usable; a nest its GPU pipeline refuses (a reduction, a recurrence) then runs on the CPU with
+a warning that says why (target="gpu" raises instead). Arrays: numpy (the GPU copies them in
+and out), `__cuda_array_interface__` objects (GPU, in place), `loopopt.array` (kept on the device between calls). A call is refused where
 plain Python would differ: subscripts that could leave an array (bounds.py), writes to
 read-only arrays, and arrays that overlap where one is written (loopopt assumes distinct ones).
 """
@@ -26,6 +27,7 @@ read-only arrays, and arrays that overlap where one is written (loopopt assumes 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -88,6 +90,8 @@ class Kernel:
         self.__doc__ = function.__doc__
         self.__wrapped__ = function
         self._compiled: dict[tuple[Any, ...], _Entry] = {}
+        self._gpu_refused: set[tuple[Any, ...]] = set()
+        """(specs, schedule) that the GPU pipeline refused: target="auto" runs them on the CPU."""
         self._last: tuple[Spec, ...] | None = None
 
     def __repr__(self) -> str:
@@ -143,8 +147,21 @@ class Kernel:
 
     def __call__(self, *args: Any, schedule: str | None = None, target: str = "auto") -> None:
         args = self._bind(args)
+        specs = self.specs(args)
         resolved = resolve_target(target)
-        entry = self._entry(self.specs(args), schedule, resolved)
+        if target == "auto" and (specs, schedule) in self._gpu_refused:
+            resolved = "cpu"
+        try:
+            entry = self._entry(specs, schedule, resolved)
+        except LoopoptError as e:
+            if target != "auto" or resolved != "gpu":
+                raise
+            # target="auto": a nest the GPU mapping refuses (a reduction, a sequential
+            # recurrence) still runs, on the CPU; the reason is said once.
+            warnings.warn(f"{self.__name__}: runs on the CPU: {e.one_line()}", stacklevel=2)
+            self._gpu_refused.add((specs, schedule))
+            resolved = "cpu"
+            entry = self._entry(specs, schedule, resolved)
         entry.bounds.check(args)
         self._check_writes(args, entry.written)
         passed = [self._argument(a, resolved) for a in args]
