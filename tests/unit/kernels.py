@@ -8,6 +8,26 @@ from __future__ import annotations
 
 import numpy as np
 
+# C[i, j] += sum_k A[i, k] * B[k, j] with the sum carried in iter_args of k (5x6x7).
+REDUCTION = """
+func.func @mm(%A: memref<5x7xf32>, %B: memref<7x6xf32>, %C: memref<5x6xf32>) {
+  affine.for %i = 0 to 5 {
+    affine.for %j = 0 to 6 {
+      %c0 = affine.load %C[%i, %j] : memref<5x6xf32>
+      %r = affine.for %k = 0 to 7 iter_args(%acc = %c0) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<5x7xf32>
+        %b = affine.load %B[%k, %j] : memref<7x6xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %p : f32
+        affine.yield %s : f32
+      } {loopopt.name = "k"}
+      affine.store %r, %C[%i, %j] : memref<5x6xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
 Case = tuple[str, str, list[np.ndarray]]
 
 

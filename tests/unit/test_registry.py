@@ -9,7 +9,7 @@ from loopopt.universe import LOOPOPT_UNIVERSE, PASSES, all_passes
 
 PASS_DIR = Path(loopopt.passes.__file__).parent
 FILECHECK_DIR = Path(__file__).parents[1] / "filecheck" / "passes"
-NOT_PASSES = {"__init__", "base"}
+NOT_PASSES = {"__init__"}
 
 
 def _pass_files() -> list[str]:

@@ -6,6 +6,7 @@ import kernels
 import numpy as np
 import pytest
 from equivalence import assert_equivalent, transform
+from kernels import REDUCTION
 from upstream import assert_upstream_valid
 from xdsl.dialects import affine
 from xdsl.dialects.builtin import ModuleOp
@@ -16,25 +17,6 @@ from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.guard import is_valid_symbol, materializable
 from loopopt.loops.nest import constant_bounds, find_loop, find_loops, loop_name, loops_in, step_of
 from loopopt.loops.unroll import unroll, unroll_full
-
-REDUCTION = """
-func.func @mm(%A: memref<5x7xf32>, %B: memref<7x6xf32>, %C: memref<5x6xf32>) {
-  affine.for %i = 0 to 5 {
-    affine.for %j = 0 to 6 {
-      %c0 = affine.load %C[%i, %j] : memref<5x6xf32>
-      %r = affine.for %k = 0 to 7 iter_args(%acc = %c0) -> (f32) {
-        %a = affine.load %A[%i, %k] : memref<5x7xf32>
-        %b = affine.load %B[%k, %j] : memref<7x6xf32>
-        %p = arith.mulf %a, %b : f32
-        %s = arith.addf %acc, %p : f32
-        affine.yield %s : f32
-      } {loopopt.name = "k"}
-      affine.store %r, %C[%i, %j] : memref<5x6xf32>
-    } {loopopt.name = "j"}
-  } {loopopt.name = "i"}
-  return
-}
-"""
 
 SYMBOLIC = """
 func.func @f(%A: memref<40xf32>, %n: index) {

@@ -7,6 +7,7 @@ import kernels
 import numpy as np
 import pytest
 from equivalence import assert_equivalent, run, transform
+from kernels import REDUCTION
 from upstream import assert_upstream_valid
 from xdsl.dialects import affine
 
@@ -16,25 +17,6 @@ from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.nest import constant_bounds, find_loop, find_loops, step_of
 from loopopt.loops.unroll_jam import jammed_loops, unroll_jam, unroll_jam_obstacle
 from loopopt.passes.loop_unroll_jam import jam_targets
-
-REDUCTION = """
-func.func @mm(%A: memref<5x7xf32>, %B: memref<7x6xf32>, %C: memref<5x6xf32>) {
-  affine.for %i = 0 to 5 {
-    affine.for %j = 0 to 6 {
-      %c0 = affine.load %C[%i, %j] : memref<5x6xf32>
-      %r = affine.for %k = 0 to 7 iter_args(%acc = %c0) -> (f32) {
-        %a = affine.load %A[%i, %k] : memref<5x7xf32>
-        %b = affine.load %B[%k, %j] : memref<7x6xf32>
-        %p = arith.mulf %a, %b : f32
-        %s = arith.addf %acc, %p : f32
-        affine.yield %s : f32
-      } {loopopt.name = "k"}
-      affine.store %r, %C[%i, %j] : memref<5x6xf32>
-    } {loopopt.name = "j"}
-  } {loopopt.name = "i"}
-  return
-}
-"""
 
 SYMBOLIC_ROWS = """
 func.func @mm(%A: memref<12x7xf32>, %B: memref<7x6xf32>, %C: memref<12x6xf32>, %n: index) {

@@ -45,7 +45,7 @@ from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
 from loopopt.loops.gpu_plan import plan_kernel
 from loopopt.loops.nest import describe_loop, functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 HOST_MEMORY_OPS = frozenset(
     {

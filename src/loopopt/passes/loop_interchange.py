@@ -29,7 +29,7 @@ from loopopt.loops.nest import (
     outermost_loops,
     perfect_band,
 )
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 @dataclass(frozen=True)

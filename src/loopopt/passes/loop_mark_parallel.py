@@ -19,7 +19,7 @@ from xdsl.dialects import builtin
 
 from loopopt.analysis.parallel import parallel_loops
 from loopopt.loops.nest import functions, loops_in, mark_parallel
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 @dataclass(frozen=True)

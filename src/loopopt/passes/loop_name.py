@@ -15,7 +15,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.loops.nest import functions, loop_name, loops_in, set_loop_name
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from xdsl.ir import Operation
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import functions, loops_in, named_loops
 from loopopt.loops.peel import peel_back, peel_front, point_loops, separate_full_tiles
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 def separate_all_full_tiles(fn: Operation, pass_name: str) -> None:

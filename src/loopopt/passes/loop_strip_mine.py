@@ -20,7 +20,7 @@ from xdsl.dialects import builtin
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import functions, named_loops, outermost_loops
 from loopopt.loops.strip_mine import strip_mine
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 @dataclass(frozen=True)

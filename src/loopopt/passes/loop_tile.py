@@ -31,7 +31,7 @@ from loopopt.loops.nest import (
     perfect_band,
 )
 from loopopt.loops.tile import check_tileable, tile_band
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 @dataclass(frozen=True)

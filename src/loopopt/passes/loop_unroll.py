@@ -27,7 +27,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import describe_loop, functions, innermost_loops, named_loops, trip_count
 from loopopt.loops.unroll import unroll
 from loopopt.loops.unroll import unroll_full as unroll_fully
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 @dataclass(frozen=True)

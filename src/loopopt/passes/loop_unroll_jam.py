@@ -29,7 +29,7 @@ from loopopt.analysis.legality import require_unroll_jam_legal
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import enclosing_loops, functions, innermost_loops, named_loops
 from loopopt.loops.unroll_jam import unroll_jam, unroll_jam_obstacle
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 def jam_targets(root: Operation) -> list[affine.ForOp]:

@@ -17,7 +17,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.lowering.gpu_to_nvvm import lower_gpu_to_nvvm
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 @dataclass(frozen=True)

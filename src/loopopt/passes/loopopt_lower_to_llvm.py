@@ -15,7 +15,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.lowering.to_llvm import lower_to_llvm
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from loopopt.loops.nest import (
     loops_in,
 )
 from loopopt.loops.promote import promote
-from loopopt.passes.base import LoopoptPass
+from loopopt.passes import LoopoptPass
 
 MEMORY_SPACES: dict[str, int | None] = {"local": None, "shared": 3}
 """memory-space= values and the address space of the buffer's memref type."""
