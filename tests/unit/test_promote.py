@@ -40,6 +40,7 @@ def matmul_arrays(rng: np.random.Generator) -> list[np.ndarray]:
         "promote{loop=i_t arrays=B pad=5}",
         "promote{loop=k}",
         "promote{loop=k_t arrays=A},promote{loop=k_t arrays=A,C}",
+        "promote{loop=k_t arrays=A transpose pad=4},promote{loop=j_t arrays=C transpose}",
     ],
 )
 def test_hand_tiled_matmul(pipeline: str, rng: np.random.Generator) -> None:
@@ -54,6 +55,8 @@ def test_hand_tiled_matmul(pipeline: str, rng: np.random.Generator) -> None:
         "loop-tile{tile-sizes=8,8,4},promote{loop=k_t arrays=A,B},promote{loop=j_t arrays=C}",
         "loop-tile{tile-sizes=16,8},promote{loop=j_t memory-space=shared}",
         "promote{loop=i}",
+        "loop-tile{tile-sizes=16,16,4},promote{loop=k_t memory-space=shared transpose pad=4},"
+        "loop-tile{loops=i,j tile-sizes=4,4},loop-unroll{unroll-factor=2 loop=k}",
     ],
 )
 def test_matmul_pipelines(pipeline: str, rng: np.random.Generator) -> None:
@@ -63,7 +66,11 @@ def test_matmul_pipelines(pipeline: str, rng: np.random.Generator) -> None:
 
 @pytest.mark.parametrize(
     "pipeline",
-    ["loop-tile{tile-sizes=4,4},promote{loop=j_t}", "promote{loop=i arrays=I,O}"],
+    [
+        "loop-tile{tile-sizes=4,4},promote{loop=j_t}",
+        "promote{loop=i arrays=I,O}",
+        "loop-tile{tile-sizes=4,4},promote{loop=j_t transpose}",
+    ],
 )
 def test_conv2d_with_halo(pipeline: str, rng: np.random.Generator) -> None:
     text, fn, arrays = conv2d(13, 11, 3, 3, rng)

@@ -20,7 +20,9 @@ A copy-out nest (`A_copy_out_<d>`) follows the body when the array is written. T
 run over buffer coordinates from max(region lowers) - origin to min(region uppers) - origin,
 so they start at 0 and stop at the extent where no guard is needed. `pad` elements are added
 to the innermost buffer dimension (against shared-memory bank conflicts); they are never
-touched. Dynamic array sizes used by a guard are read with memref.dim.
+touched. With `transpose` the buffer holds the box with its dimensions reversed (a thread's
+register tile of `A[i, k]`, rows i..i+7 at one k, becomes contiguous: vector loads).
+Dynamic array sizes used by a guard are read with memref.dim.
 
 Not checked here (the footprint analysis does it): that the footprint covers every access and
 that no other memref aliases the array.
@@ -59,16 +61,20 @@ def promote(
     memory_space: int | None = None,
     pad: int = 0,
     name: str | None = None,
+    transpose: bool = False,
 ) -> SSAValue:
     """Promote `fp.memref` (its footprint under `loop`) into a buffer, returned, allocated at
     the start of the body in `memory_space` (an integer address space: 3 is GPU shared memory;
     None, no memory space). `name` prefixes the buffer (`A_local`, `A_shared`) and the copy
-    loops (`A_copy_in_0` ...); default: the array's name."""
+    loops (`A_copy_in_0` ...); default: the array's name. `transpose` stores the box with its
+    dimensions reversed (`A[i, k]` at `A_shared[k, i]`; the copy loops keep the array's order,
+    so global reads stay contiguous)."""
     array = fp.memref
     name = name if name is not None else array_name(array)
     array_type = array.type
     assert isinstance(array_type, MemRefType)
-    shape = [*fp.extents[:-1], fp.extents[-1] + pad] if fp.extents else []
+    extents = fp.extents[::-1] if transpose else fp.extents
+    shape = [*extents[:-1], extents[-1] + pad] if extents else []
     space = IntegerAttr(memory_space, i64) if memory_space is not None else NoneAttr()
     alloca = memref.AllocaOp.get(array_type.element_type, shape=shape, memory_space=space)
     buffer = alloca.memref
@@ -80,14 +86,18 @@ def promote(
         block.insert_op_before(op, first)
     size_values = {d: pair[1].results[0] for d, pair in sizes.items()}
     if fp.copy_in is not None:
-        for op in _copy_nest(fp, fp.copy_in, buffer, size_values, f"{name}_copy_in", True):
+        for op in _copy_nest(
+            fp, fp.copy_in, buffer, size_values, f"{name}_copy_in", True, transpose
+        ):
             block.insert_op_before(op, first)
     for access in fp.accesses:
-        _retarget(access, buffer, fp)
+        _retarget(access, buffer, fp, transpose)
     if fp.copy_out is not None:
         last = block.last_op
         assert last is not None
-        for op in _copy_nest(fp, fp.copy_out, buffer, size_values, f"{name}_copy_out", False):
+        for op in _copy_nest(
+            fp, fp.copy_out, buffer, size_values, f"{name}_copy_out", False, transpose
+        ):
             block.insert_op_before(op, last)
     return buffer
 
@@ -149,6 +159,7 @@ def _copy_nest(
     sizes: dict[int, SSAValue],
     name: str,
     into_buffer: bool,
+    transpose: bool,
 ) -> list[Operation]:
     """The loop nest copying `region` between the array and the buffer (a rank-0 array: the
     load and store alone)."""
@@ -161,11 +172,12 @@ def _copy_nest(
     at_array = [fp.origin[d] + AffineExpr.dimension(len(context) + d) for d in range(rank)]
     array_map, array_operands = _compact(at_array, [*context, *coords], sizes)
     innermost = blocks[-1] if blocks else None
+    at_buffer = coords[::-1] if transpose else coords
     if into_buffer:
         load = affine.LoadOp(fp.memref, array_operands, array_map)
-        store = affine.StoreOp(load.result, buffer, coords)
+        store = affine.StoreOp(load.result, buffer, at_buffer)
     else:
-        load = affine.LoadOp(buffer, coords)
+        load = affine.LoadOp(buffer, at_buffer)
         store = affine.StoreOp(load.result, fp.memref, array_operands, array_map)
     if innermost is None:
         return [load, store]
@@ -188,8 +200,11 @@ def _copy_nest(
     return [nest]
 
 
-def _retarget(access: affine.LoadOp | affine.StoreOp, buffer: SSAValue, fp: Footprint) -> None:
-    """Make `access` index the buffer: original index minus the box origin.
+def _retarget(
+    access: affine.LoadOp | affine.StoreOp, buffer: SSAValue, fp: Footprint, transpose: bool
+) -> None:
+    """Make `access` index the buffer: original index minus the box origin (dimensions
+    reversed with `transpose`).
 
     The new map takes every operand as a symbol, as xDSL's parser builds access maps (its
     printer shows mixed dims and symbols wrongly)."""
@@ -209,6 +224,8 @@ def _retarget(access: affine.LoadOp | affine.StoreOp, buffer: SSAValue, fp: Foot
         ).simplify(0, len(everything))
         for r, o in zip(amap.results, fp.origin, strict=True)
     )
+    if transpose:
+        results = results[::-1]
     new_map = AffineMapAttr(AffineMap(0, len(everything), results))
     if isinstance(access, affine.LoadOp):
         new: Operation = affine.LoadOp(buffer, everything, new_map, access.result.type)

@@ -13,8 +13,9 @@ attributes, so later passes that address `i` keep working; the new *tile* loop o
 loops); it is marked `loopopt.parallel` when its loop and all band loops outside it were (a
 dependence carried by an outer loop may be carried by an inner tile loop). Tile loops run over
 the original bounds with step `size * step`; point loops run from the tile IV to
-`min(tile IV + size * step, upper bound)` (no min when constant bounds make the size divide
-the trip count).
+`min(tile IV + size * step, upper bound)` (no min when the size divides a known trip count:
+constant bounds, or bounds a constant apart like the point loop `%i_t to %i_t + 128` of an
+outer tiling).
 
 Bounds that depend on outer band loops (triangular nests) are supported for linear
 dependences: a tile loop's bounds take the extreme value over the outer loops' current tiles
@@ -50,13 +51,13 @@ from loopopt.loops.affine_maps import (
 from loopopt.loops.bounds import new_loop, replace_bounds
 from loopopt.loops.nest import (
     PARALLEL,
-    constant_trip_count,
     describe_loop,
     iv,
     loop_name,
     loops_in,
     set_loop_name,
     step_of,
+    trip_count,
 )
 
 
@@ -268,7 +269,7 @@ def point_bounds(
             first = original[0]
             lower = [first, first + (start - first).ceil_div(step) * step]
     upper = [start + size * step]
-    trip = constant_trip_count(loop)
+    trip = trip_count(loop)  # also `%t to %t + 128`: a point loop of an outer tiling
     if trip is None or trip % size != 0:
         upper += builder.results_of(upper_bound(loop))
     return builder.build(lower), builder.build(upper)

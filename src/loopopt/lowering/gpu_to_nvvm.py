@@ -8,7 +8,8 @@ After:   gpu.module @kernels {
              %0 = nvvm.read.ptx.sreg.tid.x : i32   %t = llvm.sext %0 : i32 to i64
              nvvm.barrier0                          llvm.return } }
 
-Ids and dims become special-register reads, gpu.barrier nvvm.barrier0, and then the host's
+Multiply-adds are contracted into FMAs (lowering/contract.py, as nvcc does); ids and dims
+become special-register reads, gpu.barrier nvvm.barrier0, and then the host's
 lowering to the llvm dialect (lowering/to_llvm.py) does the rest, with the same calling
 convention: one bare pointer per memref, plus an i64 per dynamic size. Shared buffers
 (memref.alloca in space 3) become globals in shared memory (lowering/gpu_shared.py). Host
@@ -33,6 +34,7 @@ from xdsl.pattern_rewriter import (
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
+from loopopt.lowering.contract import contract_fma
 from loopopt.lowering.gpu_shared import SharedLayout
 from loopopt.lowering.to_llvm import lower_to_llvm
 
@@ -126,6 +128,8 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     funcs = [op for op in gmod.body.block.ops if isinstance(op, gpu.FuncOp)]
     if not funcs:
         return
+    for fn in funcs:
+        contract_fma(fn)
     PatternRewriteWalker(
         GreedyRewritePatternApplier([IdLowering(), KernelLowering()], dce_enabled=False),
         apply_recursively=False,

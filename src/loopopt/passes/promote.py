@@ -16,7 +16,9 @@ included) gets a buffer allocated at the start of the loop body; the box is copi
 array is read and the written elements copied back after the body. `memory-space=shared` puts
 the buffer in address space 3 (GPU workgroup memory); `local` (default) has no memory space.
 `pad=N` adds N elements to the innermost buffer dimension; by default 1 in shared memory when
-the innermost extent is a multiple of 32 (a bank-conflict-free row stride), else 0.
+the innermost extent is a multiple of 32 (a bank-conflict-free row stride), else 0 (pad=4
+keeps rows 16-byte aligned for vector loads). `transpose` reverses the buffer's dimensions
+(A[i, k] at A_shared[k - k0, i - i0]): the copy loops still read the array contiguously.
 `arrays=` names arrays by their SSA names (`%A` -> A); by default every array used under the
 loop. Promotion assumes distinct function arguments do not alias; it refuses non-affine
 accesses, footprints without a constant extent, views of one memref where one is written, and
@@ -82,6 +84,8 @@ class PromotePass(LoopoptPass):
     """local (no memory space) or shared (GPU workgroup memory, address space 3)."""
     pad: int | None = None
     """Elements added to the innermost buffer dimension (default: see default_pad)."""
+    transpose: bool = False
+    """Store the box with its dimensions reversed (A[i, k] at A_shared[k - k0, i - i0])."""
     func: str | None = None
     """Only this function."""
 
@@ -100,15 +104,14 @@ class PromotePass(LoopoptPass):
         plans = [(fn, *self._plan(loop)) for fn in fns for loop in find_loops(fn, self.loop)]
         for fn, loop, footprints in plans:
             if self.memory_space == "shared":
-                _require_shared_fits(fn, loop, footprints, self.pad)
+                _require_shared_fits(fn, loop, footprints, self.pad, self.transpose)
             taken = {name for name in map(loop_name, loops_in(fn)) if name is not None}
             for fp in footprints:
-                pad = (
-                    self.pad if self.pad is not None else default_pad(fp.extents, self.memory_space)
-                )
+                extents = fp.extents[::-1] if self.transpose else fp.extents
+                pad = self.pad if self.pad is not None else default_pad(extents, self.memory_space)
                 prefix = copy_loop_prefix(array_name(fp.memref), taken)
                 taken |= {f"{prefix}_copy_in_0", f"{prefix}_copy_out_0"}
-                promote(loop, fp, MEMORY_SPACES[self.memory_space], pad, prefix)
+                promote(loop, fp, MEMORY_SPACES[self.memory_space], pad, prefix, self.transpose)
 
     def _plan(self, loop: affine.ForOp) -> tuple[affine.ForOp, list[Footprint]]:
         """The loop and the footprints to promote, all checked before anything changes."""
@@ -135,7 +138,11 @@ def buffer_bytes(extents: tuple[int, ...], pad: int, element: Attribute) -> int:
 
 
 def _require_shared_fits(
-    fn: func.FuncOp, loop: affine.ForOp, footprints: list[Footprint], pad: int | None
+    fn: func.FuncOp,
+    loop: affine.ForOp,
+    footprints: list[Footprint],
+    pad: int | None,
+    transpose: bool = False,
 ) -> None:
     """Shared buffers already in the function plus the new ones must fit in one block."""
     total = 0
@@ -143,9 +150,10 @@ def _require_shared_fits(
         if isinstance(op, memref.AllocaOp) and op.memref.type.memory_space == IntegerAttr(3, 64):
             total += buffer_bytes(op.memref.type.get_shape(), 0, op.memref.type.element_type)
     for fp in footprints:
-        fp_pad = pad if pad is not None else default_pad(fp.extents, "shared")
+        extents = fp.extents[::-1] if transpose else fp.extents
+        fp_pad = pad if pad is not None else default_pad(extents, "shared")
         assert isinstance(fp.memref.type, MemRefType)
-        total += buffer_bytes(fp.extents, fp_pad, fp.memref.type.element_type)
+        total += buffer_bytes(extents, fp_pad, fp.memref.type.element_type)
     if total > SHARED_BYTES:
         raise LoopoptError(
             f"promote: shared buffers under loop '{describe_loop(loop)}' need {total} bytes, "

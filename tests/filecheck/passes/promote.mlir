@@ -3,6 +3,7 @@
 // RUN: loopopt-opt %s -p 'promote{func=stencil loop=i_t}' | filecheck %s --check-prefix=STENCIL
 // RUN: loopopt-opt %s -p 'promote{func=transpose loop=j_t memory-space=shared}' | filecheck %s --check-prefix=SHARED
 // RUN: loopopt-opt %s -p 'promote{func=matmul loop=k_t arrays=B memory-space=shared},promote{func=transpose loop=j_t arrays=A pad=3}' | filecheck %s --check-prefix=PAD
+// RUN: loopopt-opt %s -p 'promote{func=matmul loop=k_t arrays=A memory-space=shared transpose pad=4}' | filecheck %s --check-prefix=TRANSPOSE
 // RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'promote{loop=L arrays=X}'
 // RUN: not loopopt-opt %s -p promote 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not loopopt-opt %s -p 'promote{loop=i_t memory-space=global}' 2>&1 | filecheck %s --check-prefix=SPACE
@@ -49,6 +50,16 @@
 // MATMUL-NEXT:      } {loopopt.name = "C_copy_out_0", loopopt.copy}
 // MATMUL-NEXT:    } {loopopt.name = "j_t"}
 // Shared memory: B's innermost extent 32 gets a padding of 1 (bank conflicts), in address space 3.
+// A (32x8 box of A[i, k]) stored k-major: A_shared[k - kt, i - it], rows padded to 36 floats
+// (16-byte aligned); the copy loops keep A's order (contiguous global reads).
+// TRANSPOSE-LABEL: func.func @matmul
+// TRANSPOSE:         %[[BUF:.*]] = memref.alloca() : memref<8x36xf32, 3 : i64>
+// TRANSPOSE-NEXT:    affine.for %[[A0:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%{{.*}}) {
+// TRANSPOSE-NEXT:      affine.for %[[A1:.*]] = 0 to min affine_map<(d0) -> (8, ((d0 * -1) + 20))>(%{{.*}}) {
+// TRANSPOSE-NEXT:        %[[V:.*]] = affine.load %A[%{{.*}} + %[[A0]], %{{.*}} + %[[A1]]] : memref<40x20xf32>
+// TRANSPOSE-NEXT:        affine.store %[[V]], %[[BUF]][%[[A1]], %[[A0]]] : memref<8x36xf32, 3 : i64>
+// TRANSPOSE:         affine.load %[[BUF]][%[[K:.*]] + %[[KT:.*]] * -1, %[[I:.*]] + %[[IT:.*]] * -1] : memref<8x36xf32, 3 : i64>
+
 // PAD-LABEL: func.func @matmul
 // PAD:         memref.alloca() : memref<8x33xf32, 3 : i64>
 // PAD-NOT:     memref.alloca
