@@ -1,0 +1,381 @@
+"""Scalar replacement: array elements a loop accesses at fixed indices, kept in registers.
+
+Before (C[%i, %j] does not depend on %k):
+    affine.for %k = 0 to 8 {
+      %c = affine.load %C[%i, %j]   %s = arith.addf %c, %p   affine.store %s, %C[%i, %j]
+    }
+After:
+    %C_reg = affine.load %C[%i, %j]
+    %C_out = affine.for %k = 0 to 8 iter_args(%C_acc = %C_reg) -> (f32) {
+      %s = arith.addf %C_acc, %p   affine.yield %s
+    }
+    affine.store %C_out, %C[%i, %j]
+
+`replaceable` decides whether a memref qualifies for a loop L (or says why not, one line):
+every use inside L is an affine.load/store directly in L's body, whose indices (composed with
+the affine.apply ops inside L that compute them) are over values defined outside L; any two
+index tuples are equal or differ by a nonzero constant in some dimension; the elements are
+scalars (float, integer, index); the memref is not in GPU shared or private memory; and no
+other memref under L is a view of the same base unless both are only read.
+
+`scalar_replace` loads each element once before L, carries each element stored in L as a new
+iter_arg (existing ones are kept first), replaces the loads in L by the element's current value
+in program order, drops the stores, and stores the final values after L. Read-only elements are
+just the loads hoisted before L. Where L is not proved to run at least once, the loads before
+and the stores after it sit under an `affine.if` on its bounds, so no element is touched that
+the original loop would not touch.
+
+Correct for a sequential, single-thread view of the program: distinct function arguments and
+allocations are assumed not to alias (as promote assumes). In a GPU kernel the elements of a
+global array that one thread's loop reads and writes are private to that thread, because
+gpu-map-loops maps only dependence-free loops onto threads; shared and private buffers, which
+other threads or barriers involve, are never touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import affine, arith
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+)
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, AffineMap
+from xdsl.ir.affine.affine_expr import AffineConstantExpr, AffineDimExpr, AffineSymExpr
+
+from loopopt.analysis.footprint import array_name, arrays_under
+from loopopt.dialects.gpu_ext import AddressSpaceAttr, AddressSpaceEnum
+from loopopt.loops.affine_maps import (
+    Bound,
+    MapBuilder,
+    constant_difference,
+    linear_form,
+    lower_bound,
+    upper_bound,
+)
+from loopopt.loops.guard import Guard, IterationDomain, new_if
+from loopopt.loops.nest import defined_inside, describe_loop, enclosing_loops, trip_count
+
+Access = affine.LoadOp | affine.StoreOp
+Form = dict[SSAValue | None, int]
+SHARED, PRIVATE = 3, 5
+"""NVVM address spaces of GPU workgroup (shared) and private (local) memory."""
+
+
+@dataclass
+class Element:
+    """One array element accessed in the loop: its indices (over the builder's placeholders,
+    all defined outside the loop) and the accesses to it, in program order."""
+
+    indices: list[AffineExpr]
+    forms: list[Form | None]
+    """Each index as a linear form, where it is one."""
+    accesses: list[Access] = field(default_factory=list[Access])
+
+    @property
+    def stored(self) -> bool:
+        return any(isinstance(a, affine.StoreOp) for a in self.accesses)
+
+
+@dataclass
+class Replaceable:
+    """A memref whose elements in a loop can live in registers."""
+
+    memref: SSAValue
+    builder: MapBuilder
+    elements: list[Element]
+
+    def bound(self, element: Element) -> Bound:
+        """The element's indices as an access map over values defined outside the loop."""
+        return self.builder.build(element.indices, access=True)
+
+
+def describe_access(access: Access) -> str:
+    """`C[%i, %k + 1]`: an access as a message shows it."""
+    amap = access.map.data
+    names = [f"%{v.name_hint}" if v.name_hint else "%?" for v in access.indices]
+    rendered = [_render(r, names, amap.num_dims) for r in amap.results]
+    return f"{array_name(access.memref)}[{', '.join(rendered)}]"
+
+
+def _render(expr: AffineExpr, names: Sequence[str], num_dims: int) -> str:
+    if isinstance(expr, AffineConstantExpr):
+        return str(expr.value)
+    if isinstance(expr, AffineDimExpr):
+        return names[expr.position]
+    if isinstance(expr, AffineSymExpr):
+        return names[num_dims + expr.position]
+    assert isinstance(expr, AffineBinaryOpExpr)
+    lhs, rhs = _render(expr.lhs, names, num_dims), _render(expr.rhs, names, num_dims)
+    if expr.kind == AffineBinaryOpKind.Add:
+        if isinstance(expr.rhs, AffineConstantExpr) and expr.rhs.value < 0:
+            return f"{lhs} - {-expr.rhs.value}"
+        return f"{lhs} + {rhs}"
+    if isinstance(expr.lhs, AffineBinaryOpExpr):
+        lhs = f"({lhs})"
+    if isinstance(expr.rhs, AffineBinaryOpExpr):
+        rhs = f"({rhs})"
+    return f"{lhs} {expr.kind.get_token()} {rhs}"
+
+
+def _memory(memref: SSAValue) -> str | None:
+    """'shared' or 'private' for a memref in GPU workgroup or private memory, else None."""
+    memref_type = memref.type
+    assert isinstance(memref_type, MemRefType)
+    space = memref_type.memory_space
+    if isinstance(space, IntegerAttr) and space.value.data in (SHARED, PRIVATE):
+        return "shared" if space.value.data == SHARED else "private"
+    if isinstance(space, AddressSpaceAttr) and space.data != AddressSpaceEnum.GLOBAL:
+        return "shared" if space.data == AddressSpaceEnum.WORKGROUP else "private"
+    return None
+
+
+def _scalar(element_type: Attribute) -> bool:
+    return isinstance(element_type, AnyFloat | IntegerType | IndexType)
+
+
+def _base(memref: SSAValue) -> SSAValue:
+    """The memref that `memref` is a view of (through subview, cast ...), or itself."""
+    while isinstance(memref, OpResult) and memref.op.operands:
+        source = memref.op.operands[0]
+        if not isinstance(source.type, MemRefType):
+            break
+        memref = source
+    return memref
+
+
+def _indices(bound: Bound, loop: affine.ForOp, builder: MapBuilder) -> list[AffineExpr] | None:
+    """The results of `bound` over values defined outside `loop` (composing the affine.apply
+    ops and constants inside it); None when one of them varies in the loop."""
+    replacements: list[AffineExpr] = []
+    for position, value in enumerate(bound.operands):
+        owner = value.op if isinstance(value, OpResult) else None
+        if not defined_inside(value, loop):
+            replacements.append(builder.value(value, symbol=position >= bound.map.num_dims))
+        elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            replacements.append(AffineExpr.constant(owner.value.value.data))
+        elif isinstance(owner, affine.ApplyOp):
+            inner = _indices(Bound(owner.map.data, tuple(owner.mapOperands)), loop, builder)
+            if inner is None:
+                return None
+            replacements.append(inner[0])
+        else:
+            return None
+    num_dims = bound.map.num_dims
+    dims, syms = replacements[:num_dims], replacements[num_dims:]
+    results = [r.replace_dims_and_symbols(dims, syms) for r in bound.map.results]
+    return [builder.simplified(r) for r in results]
+
+
+def _form(expr: AffineExpr, builder: MapBuilder) -> Form | None:
+    values = tuple(builder.values)
+    form = linear_form(Bound(AffineMap(len(values), 0, (expr,)), values), 0)
+    return None if form is None else {k: c for k, c in form.items() if c != 0}
+
+
+def _difference(a: Element, b: Element, dim: int, count: int) -> int | None:
+    """`a - b` in dimension `dim` when it is a constant."""
+    form_a, form_b = a.forms[dim], b.forms[dim]
+    if form_a is None or form_b is None:
+        return constant_difference(a.indices[dim], b.indices[dim], count)
+    if any(form_a.get(k, 0) != form_b.get(k, 0) for k in form_a.keys() | form_b.keys() if k):
+        return None
+    return form_a.get(None, 0) - form_b.get(None, 0)
+
+
+def _same(a: Element, b: Element, count: int) -> bool | None:
+    """True: the same element; False: provably distinct ones; None: cannot tell."""
+    differences = [_difference(a, b, dim, count) for dim in range(len(a.indices))]
+    if any(d is not None and d != 0 for d in differences):
+        return False
+    return True if all(d == 0 for d in differences) else None
+
+
+def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
+    """Whether `memref`'s elements can be kept in registers across `loop`; if not, why."""
+    name = array_name(memref)
+    memory = _memory(memref)
+    if memory is not None:
+        return f"{name} is in GPU {memory} memory"
+    memref_type = memref.type
+    assert isinstance(memref_type, MemRefType)
+    if not _scalar(memref_type.element_type):
+        return f"its elements are not scalars ({memref_type.element_type})"
+    uses = [use.operation for use in memref.uses if loop.is_ancestor(use.operation)]
+    order = {op: n for n, op in enumerate(loop.walk())}
+    builder = MapBuilder()
+    elements: list[Element] = []
+    for op in sorted(uses, key=order.__getitem__):
+        if not isinstance(op, Access) or op.memref is not memref:
+            return f"{name} is used by '{op.name}'"
+        parent = op.parent_op()
+        if parent is not loop:
+            where = (
+                f"loop '{describe_loop(parent)}'"
+                if isinstance(parent, affine.ForOp)
+                else (f"'{parent.name}'" if parent is not None else "another block")
+            )
+            return f"{describe_access(op)} is inside {where}, not directly in the loop"
+        indices = _indices(Bound(op.map.data, tuple(op.indices)), loop, builder)
+        if indices is None:
+            return f"{describe_access(op)} varies with the loop"
+        access = Element(indices, [_form(index, builder) for index in indices], [op])
+        match = None
+        for element in elements:
+            same = _same(access, element, len(builder.values))
+            if same is None:
+                first = describe_access(element.accesses[0])
+                return f"{first} and {describe_access(op)} may or may not be the same element"
+            if same:
+                match = element
+                break
+        if match is None:
+            elements.append(access)
+        else:
+            match.accesses.append(op)
+    if not elements:
+        return f"{name} is not accessed in the loop"
+    written = any(element.stored for element in elements)
+    for other in arrays_under(loop):
+        if other is memref or _base(other) is not _base(memref):
+            continue
+        other_uses = [u.operation for u in other.uses if loop.is_ancestor(u.operation)]
+        if written or any(not isinstance(u, affine.LoadOp) for u in other_uses):
+            return f"{name} may alias {array_name(other)} (a view of the same memref)"
+    return Replaceable(memref, builder, elements)
+
+
+def nonempty_guard(loop: affine.ForOp) -> Guard | None:
+    """None when `loop` provably runs at least once (in the iterations of the loops around it),
+    else the condition under which it does: every upper bound above every lower bound."""
+    count = trip_count(loop)
+    if count is not None and count >= 1:
+        return None
+    builder = MapBuilder()
+    lowers, uppers = builder.exprs(lower_bound(loop)), builder.exprs(upper_bound(loop))
+    conditions = [upper - lower - 1 for upper in uppers for lower in lowers]
+    domain = IterationDomain(enclosing_loops(loop))
+    if count is None and all(domain.holds(c, builder.values) for c in conditions):
+        return None
+    bound = builder.build(conditions)
+    return Guard(bound.map, bound.operands)
+
+
+def _zero(element_type: Attribute) -> arith.ConstantOp:
+    if isinstance(element_type, AnyFloat):
+        return arith.ConstantOp(FloatAttr(0.0, element_type))
+    assert isinstance(element_type, IntegerType | IndexType)
+    return arith.ConstantOp(IntegerAttr(0, element_type))
+
+
+def _before(
+    loop: affine.ForOp, loads: Sequence[affine.LoadOp], guard: Guard | None
+) -> list[SSAValue]:
+    """Insert `loads` before `loop` (under `guard`); the values they give there."""
+    block = loop.parent_block()
+    assert block is not None
+    if guard is None:
+        block.insert_ops_before(loads, loop)
+        return [load.result for load in loads]
+    zeros = [_zero(load.result.type) for load in loads]
+    then_block = Block([*loads, affine.YieldOp.get(*(load.result for load in loads))])
+    else_block = Block([*zeros, affine.YieldOp.get(*(zero.result for zero in zeros))])
+    if_op = new_if(guard, then_block, else_block)
+    for load, result in zip(loads, if_op.results, strict=True):
+        result.name_hint = load.result.name_hint
+    block.insert_op_before(if_op, loop)
+    return list(if_op.results)
+
+
+def _after(loop: affine.ForOp, stores: Sequence[affine.StoreOp], guard: Guard | None) -> None:
+    """Insert `stores` after `loop` (under `guard`)."""
+    block = loop.parent_block()
+    assert block is not None
+    if not stores:
+        return
+    if guard is None:
+        block.insert_ops_after(stores, loop)
+        return
+    block.insert_op_after(new_if(guard, Block([*stores, affine.YieldOp.get()]), None), loop)
+
+
+def _with_iter_args(loop: affine.ForOp, inits: Sequence[SSAValue]) -> affine.ForOp:
+    """`loop` rebuilt with `inits` appended to its iter_args (the body's new arguments follow
+    the old ones; the yield is left to the caller); `loop` is erased."""
+    region = loop.detach_region(loop.body)
+    for value in inits:
+        region.block.insert_arg(value.type, len(region.block.args))
+    new = affine.ForOp.from_region(
+        loop.lowerBoundOperands,
+        loop.upperBoundOperands,
+        [*loop.inits, *inits],
+        [*loop.result_types, *(value.type for value in inits)],
+        loop.lowerBoundMap,
+        loop.upperBoundMap,
+        region,
+        loop.step,
+    )
+    new.attributes.update(loop.attributes)
+    new.location = loop.location
+    block = loop.parent_block()
+    assert block is not None
+    block.insert_op_before(new, loop)
+    for old, result in zip(loop.results, new.results, strict=False):
+        old.replace_all_uses_with(result)
+    loop.detach()
+    loop.erase()
+    return new
+
+
+def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.ForOp:
+    """Keep the elements of `arrays` (each `replaceable` in `loop`) in registers across
+    `loop`; returns the loop, rebuilt with one more iter_arg per element stored in it."""
+    pairs = [(array, element) for array in arrays for element in array.elements]
+    loads: list[affine.LoadOp] = []
+    for array, element in pairs:
+        bound = array.bound(element)
+        load = affine.LoadOp(array.memref, bound.operands, AffineMapAttr(bound.map))
+        load.result.name_hint = f"{array.memref.name_hint}_reg" if array.memref.name_hint else None
+        loads.append(load)
+    guard = nonempty_guard(loop)
+    current = _before(loop, loads, guard)
+    carried = [k for k, (_, element) in enumerate(pairs) if element.stored]
+    loop = _with_iter_args(loop, [current[k] for k in carried])
+    block = loop.body.block
+    first = len(loop.results) - len(carried)
+    for k, arg, result in zip(carried, block.args[first + 1 :], loop.results[first:], strict=True):
+        current[k] = arg
+        hint = pairs[k][0].memref.name_hint
+        arg.name_hint, result.name_hint = (f"{hint}_acc", f"{hint}_out") if hint else (None, None)
+    which: dict[Operation, int] = {
+        access: k for k, (_, element) in enumerate(pairs) for access in element.accesses
+    }
+    for op in list(block.ops):
+        k = which.get(op)
+        if k is None:
+            continue
+        if isinstance(op, affine.LoadOp):
+            op.result.replace_all_uses_with(current[k])
+        elif isinstance(op, affine.StoreOp):
+            current[k] = op.value
+        block.erase_op(op)
+    terminator = block.last_op
+    if not isinstance(terminator, affine.YieldOp):
+        terminator = affine.YieldOp.get()
+        block.add_op(terminator)
+    terminator.operands = (*terminator.operands, *(current[k] for k in carried))
+    stores = [
+        affine.StoreOp(result, pairs[k][0].memref, bound.operands, AffineMapAttr(bound.map))
+        for k, result in zip(carried, loop.results[first:], strict=True)
+        for bound in [pairs[k][0].bound(pairs[k][1])]
+    ]
+    _after(loop, stores, guard)
+    return loop

@@ -1,0 +1,109 @@
+"""Keep array elements that a loop accesses at fixed indices in registers (`scalar-replace`).
+
+    scalar-replace{loop=k_t arrays=C func=matmul}
+
+Before:  affine.for %k = 0 to 8 {
+           %c = affine.load %C[%i, %j]   ...   affine.store %s, %C[%i, %j]
+         } {loopopt.name = "k"}
+After:   %C_reg = affine.load %C[%i, %j]
+         %C_out = affine.for %k = 0 to 8 iter_args(%C_acc = %C_reg) -> (f32) {
+           ...   affine.yield %s : f32
+         } {loopopt.name = "k"}
+         affine.store %C_out, %C[%i, %j]
+
+Every affine.for (or those named by `loop=`) is processed innermost first, so elements kept in
+registers across an inner loop may be kept across the loops around it too. In each loop, the
+arrays (all, or those named by `arrays=`: SSA names, `%C` -> C) that `replaceable` accepts are
+replaced: their accesses sit directly in the loop body at loop-invariant, pairwise equal or
+disjoint indices. Others are left alone, except that an array named by `arrays=` in a loop named
+by `loop=` must qualify (a diagnostic says why not). Works in func.func and gpu.func (`func=`
+names either). Mechanics and legality: `loopopt.loops.scalar_replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, builtin
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Operation, SSAValue
+
+from loopopt.analysis.footprint import array_name, arrays_under
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import describe_loop, loop_name, loops_in
+from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
+from loopopt.passes import LoopoptPass
+
+
+def function_ops(module: builtin.ModuleOp, name: str | None) -> list[Operation]:
+    """The func.func and gpu.func ops of `module` (only those named `name`, when given)."""
+    found = [op for op in module.walk() if op.name in ("func.func", "gpu.func")]
+    if name is None:
+        return found
+    chosen = [op for op in found if _symbol(op) == name]
+    if not chosen:
+        raise LoopoptError(f"no function named '{name}'", op=module)
+    return chosen
+
+
+def _symbol(op: Operation) -> str | None:
+    symbol = getattr(op, "sym_name", None)
+    return symbol.data if isinstance(symbol, StringAttr) else None
+
+
+@dataclass(frozen=True)
+class ScalarReplacePass(LoopoptPass):
+    """Keep array elements accessed at loop-invariant indices in registers (loop iter_args)."""
+
+    name = "scalar-replace"
+
+    loop: str | None = None
+    """Only the loops of this name (default: every loop, innermost first)."""
+    arrays: tuple[str, ...] = ()
+    """Only these arrays, by SSA name (default: every array that qualifies)."""
+    func: str | None = None
+    """Only this function (func.func or gpu.func)."""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        loops = [
+            loop
+            for fn in function_ops(op, self.func)
+            for loop in reversed(list(loops_in(fn)))
+            if self.loop is None or loop_name(loop) == self.loop
+        ]
+        if self.loop is not None and not loops:
+            raise LoopoptError(f"{self.name}: no loop named '{self.loop}'", op=op)
+        for loop in loops:
+            chosen = self._chosen(loop)
+            if chosen:
+                scalar_replace(loop, chosen)
+
+    def _chosen(self, loop: affine.ForOp) -> list[Replaceable]:
+        """The arrays of `loop` to keep in registers; a diagnostic for an array named with
+        `arrays=` in a loop named with `loop=` that does not qualify."""
+        under = arrays_under(loop)
+        explicit = self.loop is not None and bool(self.arrays)
+        candidates: list[SSAValue] = [
+            m for m in under if not self.arrays or array_name(m) in self.arrays
+        ]
+        if explicit:
+            for wanted in self.arrays:
+                if not any(array_name(m) == wanted for m in under):
+                    raise LoopoptError(
+                        f"{self.name}: no array named '{wanted}' is used under loop "
+                        f"'{describe_loop(loop)}'",
+                        op=loop,
+                    )
+        chosen: list[Replaceable] = []
+        for memref in candidates:
+            result = replaceable(loop, memref)
+            if isinstance(result, Replaceable):
+                chosen.append(result)
+            elif explicit:
+                raise LoopoptError(
+                    f"{self.name}: cannot keep {array_name(memref)} in registers across loop "
+                    f"'{describe_loop(loop)}': {result}",
+                    op=loop,
+                )
+        return chosen
