@@ -5,16 +5,47 @@ After:   define void @"f"(ptr %".1") { ... ret void }
 
 `module_to_llvmlite` gives the llvmlite module (the GPU path sets its own triple and data
 layout); `module_to_llvm_ir` its text for the host.
+
+xDSL 0.74 translates `llvm.getelementptr` by first casting its pointer to an address-space-0
+pointer, which LLVM rejects for `ptr addrspace(3)` (shared memory); `_gep_in_address_space`
+replaces that one translation function with one that keeps the operand's address space.
 """
 
 from __future__ import annotations
 
 import llvmlite.ir as ir
+from xdsl.backend.llvm import convert_op
 from xdsl.backend.llvm.convert import convert_module
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from loopopt.diagnostics import LoopoptError
+
+
+def _gep_in_address_space(
+    op: llvm.GEPOp, builder: ir.IRBuilder, val_map: dict[SSAValue, ir.Value]
+) -> None:
+    """xDSL's GEP translation, keeping the address space of the base pointer."""
+    base = val_map[op.ptr]
+    space = base.type.addrspace if isinstance(base.type, ir.PointerType) else 0
+    element = convert_type(op.elem_type)
+    typed = builder.bitcast(base, element.as_pointer(space))
+    dynamic = iter(op.ssa_indices)
+    indices = [
+        val_map[next(dynamic)]
+        if index == llvm.GEP_USE_SSA_VAL
+        else ir.Constant(ir.IntType(32), index)
+        for index in op.rawConstantIndices.iter_values()
+    ]
+    val_map[op.results[0]] = builder.gep(
+        typed, indices, inbounds=op.inbounds is not None, source_etype=element
+    )
+
+
+convert_op._convert_getelementptr = _gep_in_address_space  # pyright: ignore[reportPrivateUsage]
 
 
 def module_to_llvmlite(

@@ -6,11 +6,12 @@ After:   .version 7.8
          .visible .entry k(.param .u64 .ptr .align 1 k_param_0) { ... }
 
 nvvm ops become intrinsic calls, kernels get the ptx_kernel calling convention (xDSL's
-translation drops calling conventions), shared-memory globals an undef initializer, and the
-module is optimized at O3 for the target before PTX is emitted; math functions come from
-libdevice (backend/libdevice.py). The PTX ISA version is the
-lowest one that supports the architecture. `find_ptxas`/`assemble` check PTX with NVIDIA's
-assembler where one is installed (PATH, or the nvidia-cuda-nvcc wheel).
+translation drops calling conventions) and `noalias` pointer parameters (distinct arrays do
+not overlap: loopopt's dependence analysis assumes it too), shared-memory globals an undef
+initializer, and the module is optimized at O3 for the target before PTX is emitted; math
+functions come from libdevice (backend/libdevice.py). The PTX ISA version is the lowest one
+that supports the architecture. `find_ptxas`/`assemble` check PTX with NVIDIA's assembler where
+one is installed (PATH, or the nvidia-cuda-nvcc wheel).
 """
 
 from __future__ import annotations
@@ -107,6 +108,9 @@ def _llvm_ir(gmod: gpu.ModuleOp, info: Arch, machine: llvm.TargetMachine) -> tup
             function = module.get_global(op.sym_name.data)
             assert isinstance(function, ir.Function)
             function.calling_convention = "ptx_kernel"
+            for arg in function.args:  # distinct arrays never alias (the analyses assume it)
+                if isinstance(arg.type, ir.PointerType):
+                    arg.add_attribute("noalias")
     for value in module.global_values:
         if _is_shared(value):
             assert isinstance(value, ir.GlobalVariable)

@@ -3,15 +3,14 @@
 Before:  %t = memref.alloca() : memref<32x33xf32, 3>            (in kernel @k)
 After:   llvm.mlir.global internal @__shm_k_0() {addr_space = 3 : i32, alignment = 16 : i64}
              : !llvm.array<1056 x f32>
-         %a = llvm.mlir.addressof @__shm_k_0 : !llvm.ptr<3>
-         %t = llvm.call_intrinsic "llvm.nvvm.ptr.shared.to.gen.p0.p3"(%a)
-             : (!llvm.ptr<3>) -> !llvm.ptr
+         %t = llvm.mlir.addressof @__shm_k_0 : !llvm.ptr<3>
 
 A kernel whose buffers fit in 48 KB gets one static global per buffer. Above that (PTX allows
 no more static shared memory) the buffers are laid out in the module's dynamic shared memory
 (`extern __shared__`), and the kernel records the bytes its launches must request
-(`loopopt.dynamic_shared_bytes`). The pointer is made generic so the host lowering of loads and
-stores applies unchanged; LLVM's address-space inference turns the accesses into ld/st.shared.
+(`loopopt.dynamic_shared_bytes`). The pointer stays in address space 3 through the GEPs of
+loads and stores (memref_to_llvm keeps the operand's pointer type): ld/st.shared directly, and
+LLVM's load-store vectorizer sees the buffer's alignment (ld.shared.v4).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from xdsl.dialects.builtin import IntAttr, IntegerAttr, MemRefType, i8
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.lowering.llvm_common import PTR, convert_scalar_type, element_bytes
+from loopopt.lowering.llvm_common import convert_scalar_type, element_bytes
 
 SHARED_SPACE = 3
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -106,20 +105,19 @@ class SharedLayout:
         return list(result.values())
 
     def lower_alloca(self, op: Operation) -> tuple[list[Operation], SSAValue] | None:
-        """The `LoweringState.workgroup_alloca` hook: a generic pointer to the buffer's slot."""
+        """The `LoweringState.workgroup_alloca` hook: a `ptr addrspace(3)` to the buffer's slot."""
         slot = self.slots.get(op)
         if slot is None:
             return None
         shared_ptr = llvm.LLVMPointerType(IntAttr(SHARED_SPACE))
         address = llvm.AddressOfOp(slot.name, shared_ptr)
         # A no-op cast to the opaque `ptr addrspace(3)`: llvmlite types the global's address by
-        # its array type, and the intrinsic is declared once for all buffers of a module.
+        # its array type.
         opaque = llvm.BitcastOp(address.result, shared_ptr)
-        generic = llvm.CallIntrinsicOp("llvm.nvvm.ptr.shared.to.gen.p0.p3", [opaque.result], [PTR])
-        ops: list[Operation] = [address, opaque, generic]
-        pointer = generic.results[0]
+        ops: list[Operation] = [address, opaque]
+        pointer = opaque.result
         if slot.name == DYNAMIC_SHARED_NAME and slot.offset:
-            offset = llvm.GEPOp(pointer, [slot.offset], i8)
+            offset = llvm.GEPOp(pointer, [slot.offset], i8, result_type=shared_ptr)
             ops.append(offset)
             pointer = offset.result
         return ops, pointer

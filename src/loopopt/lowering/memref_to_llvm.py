@@ -68,7 +68,15 @@ def element_pointer(
         ops += [scaled, added]
         offset = added.res
     element = convert_scalar_type(info.type.element_type)
-    gep = llvm.GEPOp(ptr, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset], inbounds=True)
+    pointer = ptr.type if isinstance(ptr.type, llvm.LLVMPointerType) else llvm.LLVMPointerType()
+    gep = llvm.GEPOp(
+        ptr,
+        [llvm.GEP_USE_SSA_VAL],
+        element,
+        ssa_indices=[offset],
+        result_type=pointer,  # keeps a shared buffer's address space 3
+        inbounds=True,
+    )
     ops.append(gep)
     return gep.result
 
