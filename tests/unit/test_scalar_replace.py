@@ -1,0 +1,296 @@
+"""scalar-replace: which arrays qualify (and why not), the mechanics, and execution equivalence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from equivalence import assert_equivalent, transform
+from kernels import conv2d, matmul, syrk
+from xdsl.dialects import affine
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from loopopt.analysis.footprint import array_name
+from loopopt.context import parse_module
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import find_loop, loop_name, loops_in
+from loopopt.loops.scalar_replace import (
+    Replaceable,
+    describe_access,
+    nonempty_guard,
+    replaceable,
+    scalar_replace,
+)
+
+BODY = """
+func.func private @use(memref<8xf32>)
+func.func @f(%X: memref<8x8xf32>, %V: memref<8xvector<4xf32>>, %m: index, %t: index) {{
+  %S = memref.alloca() : memref<8xf32, 3 : i64>
+  %P = memref.alloca() : memref<8xf32, #gpu.address_space<private>>
+  %L = memref.alloca() : memref<8xf32>
+  %W = "memref.cast"(%L) : (memref<8xf32>) -> memref<?xf32>
+  %one = arith.constant 1.000000e+00 : f32
+  affine.for %i = 0 to 8 {{
+    affine.for %k = 0 to 7 {{
+      {body}
+    }} {{loopopt.name = "k"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+
+
+def _decide(body: str, array: str) -> Replaceable | str:
+    module = parse_module(BODY.format(body=body))
+    return replaceable(find_loop(module, "k", "test"), _named(module, array))
+
+
+def _named(root: Operation, name: str) -> SSAValue:
+    for op in root.walk():
+        for block in (block for region in op.regions for block in region.blocks):
+            for arg in block.args:
+                if array_name(arg) == name:
+                    return arg
+        for result in op.results:
+            if result.name_hint == name:
+                return result
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize(
+    ("body", "array", "why"),
+    [
+        (
+            "%v = affine.load %X[%i, %k + 1] : memref<8x8xf32>",
+            "X",
+            "X[%i, %k + 1] varies with the loop",
+        ),
+        (
+            "%v = affine.load %X[%i, %i * 2 - 1] : memref<8x8xf32>\n"
+            "affine.store %v, %X[%m, 0] : memref<8x8xf32>",
+            "X",
+            "X[%i, %i * 2 - 1] and X[%m, 0] may or may not be the same element",
+        ),
+        (
+            "%v = affine.load %S[%t] : memref<8xf32, 3 : i64>",
+            "S",
+            "S is in GPU shared memory",
+        ),
+        (
+            "%v = affine.load %P[%t] : memref<8xf32, #gpu.address_space<private>>",
+            "P",
+            "P is in GPU private memory",
+        ),
+        (
+            "%v = affine.load %V[%t] : memref<8xvector<4xf32>>",
+            "V",
+            "its elements are not scalars (vector<4xf32>)",
+        ),
+        ("func.call @use(%L) : (memref<8xf32>) -> ()", "L", "L is used by 'func.call'"),
+        (
+            "%v = memref.load %L[%t] : memref<8xf32>",
+            "L",
+            "L is used by 'memref.load'",
+        ),
+        (
+            "affine.for %j = 0 to 2 {\n %v = affine.load %L[%t] : memref<8xf32>\n}",
+            "L",
+            "L[%t] is inside loop 'affine.for', not directly in the loop",
+        ),
+        (
+            "%v = affine.load %L[%t] : memref<8xf32>\n"
+            "affine.store %v, %L[%t] : memref<8xf32>\n"
+            "%w = affine.load %W[%k] : memref<?xf32>",
+            "L",
+            "L may alias W (a view of the same memref)",
+        ),
+    ],
+)
+def test_refusals_say_why(body: str, array: str, why: str) -> None:
+    assert _decide(body, array) == why
+
+
+def test_elements_are_grouped_by_index() -> None:
+    body = """
+      %i1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%i)
+      %c2 = arith.constant 2 : index
+      %a = affine.load %X[%i, %t] : memref<8x8xf32>
+      %b = affine.load %X[%i1, %t] : memref<8x8xf32>
+      affine.store %b, %X[%i, %t] : memref<8x8xf32>
+      %i2 = affine.apply affine_map<(d0)[s0] -> (d0 + s0)>(%i)[%c2]
+      %c = affine.load %X[%i2, %t] : memref<8x8xf32>
+      affine.store %a, %X[%i1, %t] : memref<8x8xf32>
+    """
+    decided = _decide(body, "X")
+    assert isinstance(decided, Replaceable)
+    counts = [len(e.accesses) for e in decided.elements]
+    stored = [e.stored for e in decided.elements]
+    assert (counts, stored) == ([2, 2, 1], [True, True, False])
+
+
+def test_reads_through_two_views_are_fine() -> None:
+    body = """
+      %v = affine.load %L[%t] : memref<8xf32>
+      %w = affine.load %W[%k] : memref<?xf32>
+    """
+    assert isinstance(_decide(body, "L"), Replaceable)
+
+
+def test_describe_access() -> None:
+    module = parse_module(
+        BODY.format(body="%v = affine.load %X[%i - 3, %k mod 4] : memref<8x8xf32>")
+    )
+    [load] = [op for op in module.walk() if isinstance(op, affine.LoadOp)]
+    assert describe_access(load) == "X[%i - 3, %k mod 4]"
+
+
+GUARDS = """
+func.func @g(%n: index) {
+  affine.for %t = 0 to 10 step 4 {
+    affine.for %a = 0 to 4 { } {loopopt.name = "const"}
+    affine.for %b = 0 to 0 { } {loopopt.name = "never"}
+    affine.for %c = affine_map<(d0) -> (d0)>(%t) to min affine_map<(d0) -> (d0 + 4, 10)>(%t) {
+    } {loopopt.name = "tile"}
+    affine.for %d = 0 to affine_map<(d0) -> (8 - d0)>(%t) { } {loopopt.name = "maybe"}
+    affine.for %e = 0 to %n { } {loopopt.name = "symbolic"}
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "guarded"),
+    [("const", False), ("never", True), ("tile", False), ("maybe", True), ("symbolic", True)],
+)
+def test_nonempty_guard(name: str, guarded: bool) -> None:
+    loop = find_loop(parse_module(GUARDS), name, "test")
+    assert (nonempty_guard(loop) is not None) == guarded
+
+
+def test_scalar_replace_keeps_attributes_and_iter_args() -> None:
+    text = """
+func.func @f(%A: memref<8xf32>, %C: memref<4xf32>, %i: index) -> f32 {
+  %z = arith.constant 0.000000e+00 : f32
+  %r = affine.for %k = 0 to 8 iter_args(%acc = %z) -> (f32) {
+    %a = affine.load %A[%k] : memref<8xf32>
+    %c = affine.load %C[%i] : memref<4xf32>
+    %s = arith.addf %c, %a : f32
+    affine.store %s, %C[%i] : memref<4xf32>
+    %t = arith.addf %acc, %s : f32
+    affine.yield %t : f32
+  } {loopopt.name = "k", loopopt.parallel}
+  return %r : f32
+}
+"""
+    module = parse_module(text)
+    loop = find_loop(module, "k", "test")
+    decided = replaceable(loop, _named(module, "C"))
+    assert isinstance(decided, Replaceable)
+    new = scalar_replace(loop, [decided])
+    assert loop_name(new) == "k" and "loopopt.parallel" in new.attributes
+    assert len(new.results) == 2 and len(new.inits) == 2
+    assert not [
+        op
+        for op in new.walk()
+        if isinstance(op, affine.LoadOp | affine.StoreOp) and op.memref is decided.memref
+    ]
+    module.verify()
+
+
+def _k_t_accesses_of_c(module: ModuleOp) -> tuple[int, int]:
+    [k_t] = [loop for loop in loops_in(module) if loop_name(loop) == "k_t"]
+    c_uses = [
+        op
+        for op in k_t.walk()
+        if isinstance(op, affine.LoadOp | affine.StoreOp) and array_name(op.memref) == "C"
+    ]
+    return len(k_t.inits), len(c_uses)
+
+
+SGEMM = (
+    "loop-tile{tile-sizes=128,128,8},promote{arrays=A,B loop=k_t memory-space=shared},"
+    "loop-tile{loops=i,j tile-sizes=8,8},gpu-map-loops{block=16,16},"
+    "loop-unroll{unroll-full loop=k},loop-unroll{unroll-full loop=j},"
+    "loop-unroll{unroll-full loop=i},scalar-replace{loop=k_t}"
+)
+
+
+def test_sgemm_register_tile(rng: np.random.Generator) -> None:
+    """The SGEMM schedule: each thread's 8x8 tile of C lives in 64 iter_args of k_t."""
+    text, _, _ = matmul(256, 256, 256, rng)
+    module = parse_module(transform(text, SGEMM))
+    assert _k_t_accesses_of_c(module) == (64, 0)
+    [kernel] = [op for op in module.walk() if op.name == "gpu.func"]
+    c_accesses = [
+        op
+        for op in kernel.walk()
+        if isinstance(op, affine.LoadOp | affine.StoreOp) and array_name(op.memref) == "C"
+    ]
+    assert len(c_accesses) == 128
+
+
+REGISTER_TILE = (
+    "loop-tile{tile-sizes=4,4},loop-interchange{permutation=0,1,3,4,2},loop-peel{full-tiles},"
+    "loop-unroll{unroll-full},loop-unroll{unroll-full}"
+)
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "scalar-replace",
+        "scalar-replace{arrays=A}",
+        "loop-tile{tile-sizes=0,0,3},scalar-replace",
+        f"{REGISTER_TILE},scalar-replace{{loop=k}}",
+        f"{REGISTER_TILE},scalar-replace",
+        f"{REGISTER_TILE},scalar-replace{{loop=k func=matmul}},scalar-replace",
+    ],
+)
+def test_matmul_equivalent(pipeline: str, rng: np.random.Generator) -> None:
+    after = assert_equivalent(*matmul(10, 9, 7, rng), pipeline)
+    assert "iter_args" in after or "arrays=A" in pipeline
+
+
+def test_register_tile_keeps_c_in_registers(rng: np.random.Generator) -> None:
+    after = transform(matmul(8, 8, 7, rng)[0], f"{REGISTER_TILE},scalar-replace{{loop=k}}")
+    module = parse_module(after)
+    for k in [loop for loop in loops_in(module) if loop_name(loop) == "k"]:
+        assert len(k.inits) == 16
+
+
+def test_other_kernels_equivalent(rng: np.random.Generator) -> None:
+    assert "iter_args" in assert_equivalent(*syrk(9, 5, rng), "scalar-replace")
+    conv = assert_equivalent(*conv2d(7, 6, 3, 2, rng), "scalar-replace")
+    assert conv.count("iter_args") == 2  # O[i, j] across q, then across p
+
+
+def test_maybe_empty_loop_equivalent(rng: np.random.Generator) -> None:
+    text = """
+func.func @tail(%A: memref<8xf32>, %x: memref<8xf32>, %y: memref<10xf32>) {
+  affine.for %i = 0 to 10 {
+    affine.for %k = 0 to affine_map<(d0) -> (8 - d0)>(%i) {
+      %a = affine.load %A[%k] : memref<8xf32>
+      %v = affine.load %x[%i] : memref<8xf32>
+      %s = arith.addf %v, %a : f32
+      affine.store %s, %x[%i] : memref<8xf32>
+      %w = affine.load %y[%i] : memref<10xf32>
+      %t = arith.mulf %w, %a : f32
+      affine.store %t, %y[%i] : memref<10xf32>
+    } {loopopt.name = "k"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+    arrays = [rng.standard_normal(n).astype(np.float32) for n in (8, 8, 10)]
+    after = assert_equivalent(text, "tail", arrays, "scalar-replace")
+    assert "affine.if" in after and "iter_args" in after
+
+
+def test_explicit_refusal_is_a_diagnostic(rng: np.random.Generator) -> None:
+    text = matmul(4, 4, 4, rng)[0]
+    with pytest.raises(LoopoptError, match="cannot keep A in registers across loop 'k'"):
+        transform(text, "scalar-replace{loop=k arrays=A}")
+    with pytest.raises(LoopoptError, match="no function named 'nope'"):
+        transform(text, "scalar-replace{func=nope}")
+    assert "iter_args" not in transform(text, "scalar-replace{loop=j}")
