@@ -17,6 +17,7 @@ from loopopt.loops.nest import find_loop, loop_name, loops_in
 from loopopt.loops.scalar_replace import (
     Replaceable,
     describe_access,
+    forward_in_block,
     nonempty_guard,
     replaceable,
     scalar_replace,
@@ -294,3 +295,39 @@ def test_explicit_refusal_is_a_diagnostic(rng: np.random.Generator) -> None:
     with pytest.raises(LoopoptError, match="no function named 'nope'"):
         transform(text, "scalar-replace{func=nope}")
     assert "iter_args" not in transform(text, "scalar-replace{loop=j}")
+
+
+FORWARD = """
+func.func @fw(%X: memref<9xf32>, %Y: memref<9xf32>) {
+  %m = arith.constant 3 : index
+  affine.for %i = 0 to 8 {
+    %a = affine.load %X[%i] : memref<9xf32>
+    %b = affine.load %X[%i] : memref<9xf32>
+    %s = arith.addf %a, %b : f32
+    affine.store %s, %X[%i + 1] : memref<9xf32>
+    %c = affine.load %X[%i] : memref<9xf32>
+    %d = affine.load %X[%i + 1] : memref<9xf32>
+    %cd = arith.addf %c, %d : f32
+    affine.store %cd, %Y[%i] : memref<9xf32>
+    %e = affine.load %X[%i] : memref<9xf32>
+    %one = arith.constant 1.000000e+00 : f32
+    %e1 = arith.addf %e, %one : f32
+    affine.store %e1, %X[%m] : memref<9xf32>
+    %f = affine.load %X[%i] : memref<9xf32>
+    %g = affine.load %Y[%i] : memref<9xf32>
+    %fg = arith.addf %f, %g : f32
+    affine.store %fg, %Y[%i + 1] : memref<9xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+def test_forward_in_block_counts_and_keeps_values(rng: np.random.Generator) -> None:
+    module = parse_module(FORWARD)
+    loop = find_loop(module, "i", "test")
+    assert forward_in_block(loop.body.block, [_named(module, "Y")]) == 1  # %g: Y[%i] stored
+    assert forward_in_block(loop.body.block) == 4  # %b, %c, %d, %e; not %f (after X[3])
+    arrays = [rng.standard_normal(9).astype(np.float32) for _ in range(2)]
+    after = assert_equivalent(FORWARD, "fw", arrays, "scalar-replace")
+    assert after.count("affine.load") == 2

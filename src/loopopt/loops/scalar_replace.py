@@ -25,6 +25,10 @@ just the loads hoisted before L. Where L is not proved to run at least once, the
 and the stores after it sit under an `affine.if` on its bounds, so no element is touched that
 the original loop would not touch.
 
+`forward_in_block` is the same idea within one block, for any array that is not shared or
+private: a load of an element stored or loaded earlier in the block (at equal indices, with no
+store that may write it and no unknown op between) takes the known value.
+
 Correct for a sequential, single-thread view of the program: distinct function arguments and
 allocations are assumed not to alias (as promote assumes). In a GPU kernel the elements of a
 global array that one thread's loop reads and writes are private to that thread, because
@@ -34,7 +38,7 @@ other threads or barriers involve, are never touched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import affine, arith
@@ -50,6 +54,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, AffineMap
 from xdsl.ir.affine.affine_expr import AffineConstantExpr, AffineDimExpr, AffineSymExpr
+from xdsl.traits import is_side_effect_free
 
 from loopopt.analysis.footprint import array_name, arrays_under
 from loopopt.dialects.gpu_ext import AddressSpaceAttr, AddressSpaceEnum
@@ -152,13 +157,16 @@ def _base(memref: SSAValue) -> SSAValue:
     return memref
 
 
-def _indices(bound: Bound, loop: affine.ForOp, builder: MapBuilder) -> list[AffineExpr] | None:
+def _indices(
+    bound: Bound, loop: affine.ForOp | None, builder: MapBuilder
+) -> list[AffineExpr] | None:
     """The results of `bound` over values defined outside `loop` (composing the affine.apply
-    ops and constants inside it); None when one of them varies in the loop."""
+    ops and constants inside it); None when one of them varies in the loop. Without a loop,
+    every affine.apply and constant is composed and any other value is a placeholder."""
     replacements: list[AffineExpr] = []
     for position, value in enumerate(bound.operands):
         owner = value.op if isinstance(value, OpResult) else None
-        if not defined_inside(value, loop):
+        if loop is not None and not defined_inside(value, loop):
             replacements.append(builder.value(value, symbol=position >= bound.map.num_dims))
         elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             replacements.append(AffineExpr.constant(owner.value.value.data))
@@ -167,6 +175,8 @@ def _indices(bound: Bound, loop: affine.ForOp, builder: MapBuilder) -> list[Affi
             if inner is None:
                 return None
             replacements.append(inner[0])
+        elif loop is None:
+            replacements.append(builder.value(value, symbol=position >= bound.map.num_dims))
         else:
             return None
     num_dims = bound.map.num_dims
@@ -379,3 +389,47 @@ def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.
     ]
     _after(loop, stores, guard)
     return loop
+
+
+def forward_in_block(block: Block, memrefs: Collection[SSAValue] | None = None) -> int:
+    """Store-to-load forwarding and redundant-load elimination within `block` (of `memrefs`,
+    default all, outside GPU shared and private memory): a load of an element whose value is
+    known (stored or loaded earlier in the block, with equal indices) is replaced by that
+    value. A store forgets the elements of views of the same memref that it may write; an op
+    with regions or side effects (loops, calls, barriers, memref.store ...) forgets everything.
+    Returns the number of loads removed."""
+    builder = MapBuilder()
+    known: list[tuple[SSAValue, Element, SSAValue]] = []
+    removed = 0
+    for op in list(block.ops):
+        if not isinstance(op, Access):
+            if op.regions or not is_side_effect_free(op):
+                known.clear()
+            continue
+        here: Element | None = None
+        if _memory(op.memref) is None and (memrefs is None or op.memref in memrefs):
+            indices = _indices(Bound(op.map.data, tuple(op.indices)), None, builder)
+            assert indices is not None
+            here = Element(indices, [_form(index, builder) for index in indices])
+        count = len(builder.values)
+        if isinstance(op, affine.StoreOp):
+            base = _base(op.memref)
+            known = [
+                (m, e, v)
+                for m, e, v in known
+                if _base(m) is not base
+                or (here is not None and m is op.memref and _same(here, e, count) is False)
+            ]
+            if here is not None:
+                known.append((op.memref, here, op.value))
+            continue
+        if here is None:
+            continue
+        hit = next((v for m, e, v in known if m is op.memref and _same(here, e, count)), None)
+        if hit is None:
+            known.append((op.memref, here, op.result))
+        else:
+            op.result.replace_all_uses_with(hit)
+            block.erase_op(op)
+            removed += 1
+    return removed

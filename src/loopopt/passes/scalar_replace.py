@@ -16,8 +16,10 @@ registers across an inner loop may be kept across the loops around it too. In ea
 arrays (all, or those named by `arrays=`: SSA names, `%C` -> C) that `replaceable` accepts are
 replaced: their accesses sit directly in the loop body at loop-invariant, pairwise equal or
 disjoint indices. Others are left alone, except that an array named by `arrays=` in a loop named
-by `loop=` must qualify (a diagnostic says why not). Works in func.func and gpu.func (`func=`
-names either). Mechanics and legality: `loopopt.loops.scalar_replace`.
+by `loop=` must qualify (a diagnostic says why not). Then, in the body of each loop, a load of
+an element stored or loaded earlier in the body at equal indices, with no possibly aliasing
+store or unknown op between, takes that value (`forward_in_block`). Works in func.func and
+gpu.func (`func=` names either). Mechanics and legality: `loopopt.loops.scalar_replace`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ from xdsl.ir import Operation, SSAValue
 from loopopt.analysis.footprint import array_name, arrays_under
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import describe_loop, loop_name, loops_in
-from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
+from loopopt.loops.scalar_replace import (
+    Replaceable,
+    forward_in_block,
+    replaceable,
+    scalar_replace,
+)
 from loopopt.passes import LoopoptPass
 
 
@@ -77,7 +84,9 @@ class ScalarReplacePass(LoopoptPass):
         for loop in loops:
             chosen = self._chosen(loop)
             if chosen:
-                scalar_replace(loop, chosen)
+                loop = scalar_replace(loop, chosen)
+            named = [m for m in arrays_under(loop) if array_name(m) in self.arrays]
+            forward_in_block(loop.body.block, named if self.arrays else None)
 
     def _chosen(self, loop: affine.ForOp) -> list[Replaceable]:
         """The arrays of `loop` to keep in registers; a diagnostic for an array named with

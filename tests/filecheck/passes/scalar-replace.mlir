@@ -276,6 +276,52 @@ builtin.module attributes {gpu.container_module} {
 
 // -----
 
+// Within a loop body: a load takes the value stored or loaded earlier at equal indices, until
+// a store that may write the element (X[%m]) or an unknown op (the call); X[%i + 1] and Y do
+// not interfere; shared memory is left alone.
+// CHECK-LABEL: func.func @forward
+// CHECK:         %[[A:.*]] = affine.load %[[X:.*]][%[[I:.*]]] : memref<8xf32>
+// CHECK-NEXT:    %[[S:.*]] = arith.addf %[[A]], %[[A]] : f32
+// CHECK-NEXT:    affine.store %[[S]], %[[X]][%[[I]] + 1] : memref<8xf32>
+// CHECK-NEXT:    %{{.*}} = arith.addf %[[A]], %[[S]] : f32
+// CHECK-NEXT:    affine.store
+// CHECK-NEXT:    affine.store %[[A]], %[[X]][%{{.*}}] : memref<8xf32>
+// CHECK-NEXT:    %[[F:.*]] = affine.load %[[X]][%[[I]]] : memref<8xf32>
+// CHECK-NEXT:    affine.load %{{.*}}[%[[I]]] : memref<8xf32, 3 : i64>
+// CHECK-NEXT:    affine.load %{{.*}}[%[[I]]] : memref<8xf32, 3 : i64>
+// CHECK:         func.call @opaque()
+// CHECK-NEXT:    affine.load %[[X]][%[[I]]] : memref<8xf32>
+// ARRAYS-LABEL: func.func @forward
+// ARRAYS:         %b = affine.load
+func.func private @opaque()
+func.func @forward(%X: memref<8xf32>, %Y: memref<8xf32>, %m: index) {
+  %S = memref.alloca() : memref<8xf32, 3 : i64>
+  affine.for %i = 0 to 7 {
+    %a = affine.load %X[%i] : memref<8xf32>
+    %b = affine.load %X[%i] : memref<8xf32>
+    %s = arith.addf %a, %b : f32
+    affine.store %s, %X[%i + 1] : memref<8xf32>
+    %c = affine.load %X[%i] : memref<8xf32>
+    %d = affine.load %X[%i + 1] : memref<8xf32>
+    %cd = arith.addf %c, %d : f32
+    affine.store %cd, %Y[%i] : memref<8xf32>
+    %e = affine.load %X[%i] : memref<8xf32>
+    affine.store %e, %X[%m] : memref<8xf32>
+    %f = affine.load %X[%i] : memref<8xf32>
+    %g = affine.load %S[%i] : memref<8xf32, 3 : i64>
+    %h = affine.load %S[%i] : memref<8xf32, 3 : i64>
+    %fg = arith.addf %f, %g : f32
+    %fgh = arith.addf %fg, %h : f32
+    func.call @opaque() : () -> ()
+    %k = affine.load %X[%i] : memref<8xf32>
+    %all = arith.addf %fgh, %k : f32
+    affine.store %all, %Y[%i + 1] : memref<8xf32>
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
 // NEGATIVE CASES, from here on: each chunk is refused by 'scalar-replace{loop=L arrays=X}'.
 // expected-error@unknown {{scalar-replace: no loop named 'L'}}
 func.func @no_such_loop(%X: memref<8xf32>) {
