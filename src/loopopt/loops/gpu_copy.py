@@ -17,7 +17,9 @@ The box of the copy nest (each loop's trip count bounded by a constant: its exte
 numbered row-major, l = sum(c_d * prod(E_{>d})), and element l goes to linear thread
 l mod T (T threads; the linear id is tx + bdx * ty + bdx * bdy * tz): consecutive threads of a
 warp copy consecutive elements of the innermost, contiguous dimension. More elements than
-threads: `affine.for %l = tid to E step T`. The copy loops' own bounds become the guard (left
+threads: `affine.for %r = 0 to ceildiv(E, T)` with l = tid + r * T (a constant trip count:
+`loop-unroll{unroll-full loop=A_copy_in}` issues all of a thread's loads before its stores;
+l < E is guarded when T does not divide E). The copy loops' own bounds become the guard (left
 out where they always hold). Not checked here: that the copy's iterations are independent (they
 are for `promote`'s copies: each element once).
 """
@@ -77,11 +79,17 @@ def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
     linear = ids.linear(builder)
     marked: Operation | None = None
     if total > threads:
-        spread = new_loop(builder.build([linear]), Bound.constant(total), threads)
+        rounds = -(-total // threads)
+        spread = new_loop(Bound.constant(0), Bound.constant(rounds), 1)
         parent.insert_op_before(spread, nest)
-        container, anchor, element = spread.body.block, spread.body.block.last_op, iv(spread)
-        if SSAValue.is_valid_name(f"{name}_l"):
-            element.name_hint = f"{name}_l"
+        round_index = iv(spread)
+        if SSAValue.is_valid_name(f"{name}_r"):
+            round_index.name_hint = f"{name}_r"
+        start = index_value(builder, [linear + builder.dim(round_index) * threads], f"{name}_l")
+        container, anchor = spread.body.block, spread.body.block.last_op
+        assert anchor is not None
+        container.insert_op_before(start, anchor)
+        element = start.results[0]
         marked = spread
     else:
         start = index_value(builder, [linear], f"{name}_l")
@@ -93,7 +101,7 @@ def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
         container.insert_op_before(op, anchor)
     guard_builder = BoundBuilder()
     checks: list[AffineExpr] = []
-    if total < threads:
+    if total % threads:
         checks.append(AffineExpr.constant(total - 1) - guard_builder.dim(element))
     for loop, extent, op in zip(loops, extents, coordinates, strict=True):
         here = guard_builder.dim(op.results[0])

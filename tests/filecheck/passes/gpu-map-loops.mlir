@@ -226,10 +226,12 @@ func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
 // TILED-NEXT:    } {loopopt.name = "k_t", loopopt.mapping = "sequential"}
 // TILED-NEXT:    gpu.return
 // With block=16,8 (smaller than the 32x32 tile) each thread loops over its points with strides
-// 16 and 8, and the 256 elements of a copy take two rounds of 128 threads.
+// 16 and 8, and the 256 elements of a copy take two rounds of 128 threads (a constant trip
+// count: element tid + 128 * r).
 // SMALL:         gpu.launch_func @kernels::@tiled_k0 blocks in (%c3, %c4, %c1) threads in (%c16, %c8, %c1)
 // SMALL:         known_block_size = array<i32: 16, 8, 1>
-// SMALL:         affine.for %A_copy_in_l = affine_map<(d0, d1) -> ((d0 + (d1 * 16)))>(%tx, %ty) to 256 step 128 {
+// SMALL:         affine.for %A_copy_in_r = 0 to 2 {
+// SMALL-NEXT:      %A_copy_in_l = affine.apply affine_map<(d0, d1, d2) -> (((d0 + (d1 * 16)) + (d2 * 128)))> (%tx, %ty, %A_copy_in_r)
 // SMALL:         } {loopopt.name = "A_copy_in", loopopt.mapping = "threads"}
 // SMALL:         gpu.barrier
 // SMALL-NEXT:    affine.for %i = affine_map<(d0, d1) -> ((d0 + d1))>(%ty, %i_t) to min affine_map<(d0) -> ((d0 + 32), 100)>(%i_t) step 8 {

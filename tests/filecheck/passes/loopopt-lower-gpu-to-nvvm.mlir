@@ -48,17 +48,16 @@ builtin.module attributes {gpu.container_module} {
 
 // -----
 
-// A shared buffer (space 3) becomes a global in shared memory, reached through a generic
-// pointer; gpu.barrier becomes nvvm.barrier0.
+// A shared buffer (space 3) becomes a global in shared memory; its loads and stores stay in
+// address space 3 (ld/st.shared); gpu.barrier becomes nvvm.barrier0.
 // CHECK:       llvm.mlir.global internal @__shm_rev_k0_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<256 x f32>
 // CHECK-LABEL: llvm.func @rev_k0(
 // CHECK-SAME:    loopopt.shared_bytes = 1024 : i64
 // CHECK:         %[[S:.*]] = llvm.mlir.addressof @__shm_rev_k0_0 : !llvm.ptr<3>
 // CHECK-NEXT:    %[[P:.*]] = llvm.bitcast %[[S]] : !llvm.ptr<3> to !llvm.ptr<3>
-// CHECK-NEXT:    %[[G:.*]] = llvm.call_intrinsic "llvm.nvvm.ptr.shared.to.gen.p0.p3"(%[[P]]) : (!llvm.ptr<3>) -> !llvm.ptr
-// CHECK:         llvm.getelementptr inbounds %[[G]]
+// CHECK:         llvm.getelementptr inbounds %[[P]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f32
 // CHECK:         nvvm.barrier0
-// CHECK:         llvm.getelementptr inbounds %[[G]]
+// CHECK:         llvm.getelementptr inbounds %[[P]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f32
 builtin.module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @rev_k0(%A: memref<256xf32>) kernel {
@@ -83,7 +82,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-LABEL: llvm.func @big_k0(
 // CHECK-SAME:    loopopt.shared_bytes = 65536 : i64, loopopt.dynamic_shared_bytes = 65536 : i64
 // CHECK:         llvm.mlir.addressof @__loopopt_dynamic_shmem
-// CHECK:         llvm.getelementptr %{{.*}}[32768] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK:         llvm.getelementptr %{{.*}}[32768] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
 builtin.module attributes {gpu.container_module} {
   "gpu.module"() <{sym_name = "kernels"}> ({
     "gpu.func"() <{function_type = (memref<8192xf32>) -> (), kernel}> ({
@@ -119,8 +118,8 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-LABEL: llvm.func @attr_k0(%{{.*}}: !llvm.ptr)
 // CHECK-SAME:    nvvm.kernel, loopopt.shared_bytes = 256 : i64
 // CHECK:         %[[P:.*]] = llvm.alloca %{{.*}} x f32
-// CHECK:         llvm.mlir.addressof @__shm_attr_k0_0 : !llvm.ptr<3>
-// CHECK:         %[[G:.*]] = llvm.call_intrinsic "llvm.nvvm.ptr.shared.to.gen.p0.p3"
+// CHECK:         %[[S:.*]] = llvm.mlir.addressof @__shm_attr_k0_0 : !llvm.ptr<3>
+// CHECK-NEXT:    %[[G:.*]] = llvm.bitcast %[[S]] : !llvm.ptr<3> to !llvm.ptr<3>
 // CHECK:         llvm.getelementptr inbounds %[[G]]
 // CHECK:         nvvm.barrier0
 // CHECK:         llvm.getelementptr inbounds %[[G]]

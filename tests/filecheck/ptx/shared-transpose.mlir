@@ -7,7 +7,7 @@
 // CHECK:         .shared .align 16 .b8 __shm_transpose_k0_0[4224];
 // CHECK-DAG:     mov.u32 %r{{[0-9]+}}, %ctaid.y;
 // CHECK-DAG:     mov.u32 %r{{[0-9]+}}, %tid.y;
-// CHECK:         ld.global.b32
+// CHECK:         ld.global.nc.b32
 // CHECK:         st.shared.b32
 // CHECK:         bar.sync 0;
 // CHECK:         ld.shared.b32

@@ -23,8 +23,8 @@
 // CHECK-DAG:     mov.u32 %r{{[0-9]+}}, %ntid.x;
 // CHECK-DAG:     mov.u32 %r{{[0-9]+}}, %tid.x;
 // CHECK:         @%p{{[0-9]+}} bra
-// CHECK:         ld.global.b32
-// CHECK:         ld.global.b32
+// CHECK:         ld.global.nc.b32
+// CHECK:         ld.global.nc.b32
 // CHECK:         add.rn.f32
 // CHECK:         st.global.b32
 // CHECK:         ret;
