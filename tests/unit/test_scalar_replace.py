@@ -349,3 +349,14 @@ def test_random_nests_equivalent(data: st.DataObject) -> None:
         assert_equivalent(text, "nest", nest.arrays(seed=len(text)), pipeline)
     except LoopoptError as e:  # refused by a pass before scalar-replace, never by it
         assert not e.message.startswith("scalar-replace"), e.message
+
+
+@pytest.mark.gpu
+def test_sgemm_register_tile_on_the_gpu(rng: np.random.Generator) -> None:
+    """The SGEMM schedule with C in registers computes C += A @ B on the device."""
+    import loopopt
+
+    text, func, (a, b, c) = matmul(256, 256, 256, rng)
+    ref = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
+    loopopt.compile(text, func, pipeline=SGEMM, target="gpu")(a, b, c)
+    assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-4
