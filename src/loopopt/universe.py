@@ -23,6 +23,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-peel": ("loop_peel", "LoopPeelPass"),
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),
+    "pipeline-copies": ("pipeline_copies", "PipelineCopiesPass"),
     "scalar-replace": ("scalar_replace", "ScalarReplacePass"),
     "loopopt-lower-to-llvm": ("loopopt_lower_to_llvm", "LoopoptLowerToLLVMPass"),
     "gpu-map-loops": ("gpu_map_loops", "GpuMapLoopsPass"),

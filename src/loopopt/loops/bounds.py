@@ -63,6 +63,34 @@ def new_loop(lb: Bound, ub: Bound, step: int, inits: Sequence[SSAValue] = ()) ->
     )
 
 
+def append_iter_args(loop: affine.ForOp, inits: Sequence[SSAValue]) -> affine.ForOp:
+    """`loop` rebuilt with `inits` appended to its iter_args (the body's new arguments follow
+    the old ones; extending the yield is left to the caller); `loop` is erased."""
+    region = loop.detach_region(loop.body)
+    for value in inits:
+        region.block.insert_arg(value.type, len(region.block.args))
+    new = affine.ForOp.from_region(
+        loop.lowerBoundOperands,
+        loop.upperBoundOperands,
+        [*loop.inits, *inits],
+        [*loop.result_types, *(value.type for value in inits)],
+        loop.lowerBoundMap,
+        loop.upperBoundMap,
+        region,
+        loop.step,
+    )
+    new.attributes.update(loop.attributes)
+    new.location = loop.location
+    block = loop.parent_block()
+    assert block is not None
+    block.insert_op_before(new, loop)
+    for old, result in zip(loop.results, new.results, strict=False):
+        old.replace_all_uses_with(result)
+    loop.detach()
+    loop.erase()
+    return new
+
+
 def replace_bounds(
     loop: affine.ForOp,
     lb: Bound,
