@@ -26,7 +26,7 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 from xdsl.dialects import llvm as llvm_dialect
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 
 from loopopt.backend.libdevice import check_supported, link_libdevice, use_libdevice
 from loopopt.backend.llvm_ir import module_to_llvmlite
@@ -34,7 +34,13 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
 from loopopt.lowering.gpu_shared import SHARED_SPACE
-from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, SHARED_BYTES_ATTR, lower_gpu_to_nvvm
+from loopopt.lowering.gpu_to_nvvm import (
+    KERNEL_ATTR,
+    MAX_THREADS_ATTR,
+    MIN_BLOCKS_ATTR,
+    SHARED_BYTES_ATTR,
+    lower_gpu_to_nvvm,
+)
 from loopopt.lowering.nvvm_to_llvm import lower_nvvm_to_llvm
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -111,6 +117,7 @@ def _llvm_ir(gmod: gpu.ModuleOp, info: Arch, machine: llvm.TargetMachine) -> tup
             for arg in function.args:  # distinct arrays never alias (the analyses assume it)
                 if isinstance(arg.type, ir.PointerType):
                     arg.add_attribute("noalias")
+            _launch_bounds(module, function, op)
     for value in module.global_values:
         if _is_shared(value):
             assert isinstance(value, ir.GlobalVariable)
@@ -138,6 +145,24 @@ def gpu_module_to_ptx(gmod: gpu.ModuleOp, arch: str = DEFAULT_ARCH) -> str:
         return machine.emit_assembly(ref)
     except RuntimeError as e:
         raise LoopoptError(f"the NVPTX backend failed: {_first_line(e)}") from None
+
+
+def _launch_bounds(module: ir.Module, function: ir.Function, op: llvm_dialect.FuncOp) -> None:
+    """`.maxntid` from the kernel's known block size, `.minnctapersm` from its minimum of
+    resident blocks per SM (both as nvvm.annotations, which LLVM reads as launch bounds)."""
+    i32 = ir.IntType(32)
+    entries: list[tuple[str, int]] = []
+    sizes = op.attributes.get(MAX_THREADS_ATTR)
+    if isinstance(sizes, DenseArrayBase):
+        entries += [
+            (f"maxntid{axis}", int(n)) for axis, n in zip("xyz", sizes.get_values(), strict=True)
+        ]
+    blocks = op.attributes.get(MIN_BLOCKS_ATTR)
+    if isinstance(blocks, IntegerAttr):
+        entries.append(("minctasm", blocks.value.data))
+    annotations = module.add_named_metadata("nvvm.annotations")
+    for key, value in entries:
+        annotations.add(module.add_metadata([function, ir.MetaDataString(module, key), i32(value)]))
 
 
 def _is_shared(value: ir.GlobalValue) -> bool:

@@ -39,6 +39,11 @@ from loopopt.lowering.gpu_shared import SharedLayout
 from loopopt.lowering.to_llvm import lower_to_llvm
 
 KERNEL_ATTR = "nvvm.kernel"
+MAX_THREADS_ATTR = "nvvm.maxntid"
+"""The block size a kernel is launched with (from known_block_size): PTX `.maxntid`."""
+MIN_BLOCKS_ATTR = "loopopt.min_blocks_per_sm"
+"""Blocks that must fit on one SM at once (gpu-map-loops' min-blocks-per-sm): `.minnctapersm`,
+which caps the registers per thread."""
 SHARED_BYTES_ATTR = "loopopt.shared_bytes"
 DYNAMIC_SHARED_ATTR = "loopopt.dynamic_shared_bytes"
 
@@ -96,6 +101,10 @@ class KernelLowering(RewritePattern):
         new.location = op.location
         if op.kernel is not None:
             new.attributes[KERNEL_ATTR] = UnitAttr()
+        if op.known_block_size is not None:
+            new.attributes[MAX_THREADS_ATTR] = op.known_block_size
+        if MIN_BLOCKS_ATTR in op.attributes:
+            new.attributes[MIN_BLOCKS_ATTR] = op.attributes[MIN_BLOCKS_ATTR]
         rewriter.replace(op, new)
 
 
@@ -136,7 +145,13 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     ).rewrite_region(gmod.body)
     converted = [op for op in gmod.body.block.ops if isinstance(op, func.FuncOp)]
     _reject_gpu_ops(converted)
-    kernels = {fn.sym_name.data for fn in converted if KERNEL_ATTR in fn.attributes}
+    kernels = {
+        fn.sym_name.data: {
+            k: v for k, v in fn.attributes.items() if k in (MAX_THREADS_ATTR, MIN_BLOCKS_ATTR)
+        }
+        for fn in converted
+        if KERNEL_ATTR in fn.attributes
+    }
     layout = SharedLayout()
     for fn in converted:
         layout.plan(fn)
@@ -152,6 +167,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
         op.detach()
         if isinstance(op, llvm.FuncOp) and op.sym_name.data in kernels:
             _mark_kernel(op, layout)
+            op.attributes.update(kernels[op.sym_name.data])
         gmod.body.block.add_op(op)
 
 

@@ -24,7 +24,9 @@ threads' conflicting accesses (loops/gpu_kernel). When the outer loop carries a 
 stays on the host around the launches of the nests in its body (jacobi's time loop); a nest
 where no loop is parallel is refused, naming the dependence. Options: `block=` threads per
 block along x, y, z (default: the tile sizes, else 256, 16x16 or 16x4x4); `grid=` the most
-blocks along x, y, z (default: the device limits; beyond, each block loops over tiles).
+blocks along x, y, z (default: the device limits; beyond, each block loops over tiles);
+`min-blocks-per-sm=N` asks the backend to fit N blocks on an SM (`.minnctapersm`: fewer
+registers per thread). Kernels get `.maxntid` from their block size.
 Host loops are marked `loopopt.mapping = "host"`, kernels with their mapping.
 """
 
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import affine, builtin, func
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, i32
 from xdsl.ir import Block
 
 from loopopt.analysis.parallel import carrying_dependence
@@ -45,6 +47,7 @@ from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
 from loopopt.loops.gpu_plan import plan_kernel
 from loopopt.loops.nest import describe_loop, functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
+from loopopt.lowering.gpu_to_nvvm import MIN_BLOCKS_ATTR
 from loopopt.passes import LoopoptPass
 
 HOST_MEMORY_OPS = frozenset(
@@ -72,6 +75,9 @@ class GpuMapLoopsPass(LoopoptPass):
     """Most blocks along x, y, z (default: the device limits)."""
     block: tuple[int, ...] = ()
     """Threads per block along x, y, z (default: tile sizes, else 256 / 16,16 / 16,4,4)."""
+    min_blocks_per_sm: int = 0
+    """Blocks that must fit on one SM together (CUDA's __launch_bounds__ second argument):
+    caps the registers per thread; 0 leaves it to the compiler."""
     func: str | None = None
     """Only this function."""
 
@@ -131,6 +137,8 @@ class _Host:
             sizes.nonempty,
         )
         map_kernel(kernel, nest_root, dims, name)
+        if self.options.min_blocks_per_sm > 0:
+            kernel.attributes[MIN_BLOCKS_ATTR] = IntegerAttr(self.options.min_blocks_per_sm, i32)
         return 1
 
     def host_loop(self, loop: affine.ForOp) -> int:
