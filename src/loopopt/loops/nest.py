@@ -54,6 +54,22 @@ def functions(module: ModuleOp, func_name: str | None = None) -> list[func.FuncO
     return chosen
 
 
+def function_ops(module: ModuleOp, name: str | None) -> list[Operation]:
+    """The func.func and gpu.func ops of `module` (only those named `name`, when given)."""
+    found = [op for op in module.walk() if op.name in ("func.func", "gpu.func")]
+    if name is None:
+        return found
+    chosen = [op for op in found if _symbol(op) == name]
+    if not chosen:
+        raise LoopoptError(f"no function named '{name}'", op=module)
+    return chosen
+
+
+def _symbol(op: Operation) -> str | None:
+    symbol = getattr(op, "sym_name", None)
+    return symbol.data if isinstance(symbol, StringAttr) else None
+
+
 def loops_in(root: Operation) -> Iterator[affine.ForOp]:
     """All affine.for ops under (not including) `root`, in pre-order."""
     for op in root.walk():

@@ -66,6 +66,7 @@ from loopopt.loops.affine_maps import (
     lower_bound,
     upper_bound,
 )
+from loopopt.loops.bounds import append_iter_args
 from loopopt.loops.guard import Guard, IterationDomain, new_if
 from loopopt.loops.nest import defined_inside, describe_loop, enclosing_loops, trip_count
 
@@ -317,34 +318,6 @@ def _after(loop: affine.ForOp, stores: Sequence[affine.StoreOp], guard: Guard | 
     block.insert_op_after(new_if(guard, Block([*stores, affine.YieldOp.get()]), None), loop)
 
 
-def _with_iter_args(loop: affine.ForOp, inits: Sequence[SSAValue]) -> affine.ForOp:
-    """`loop` rebuilt with `inits` appended to its iter_args (the body's new arguments follow
-    the old ones; the yield is left to the caller); `loop` is erased."""
-    region = loop.detach_region(loop.body)
-    for value in inits:
-        region.block.insert_arg(value.type, len(region.block.args))
-    new = affine.ForOp.from_region(
-        loop.lowerBoundOperands,
-        loop.upperBoundOperands,
-        [*loop.inits, *inits],
-        [*loop.result_types, *(value.type for value in inits)],
-        loop.lowerBoundMap,
-        loop.upperBoundMap,
-        region,
-        loop.step,
-    )
-    new.attributes.update(loop.attributes)
-    new.location = loop.location
-    block = loop.parent_block()
-    assert block is not None
-    block.insert_op_before(new, loop)
-    for old, result in zip(loop.results, new.results, strict=False):
-        old.replace_all_uses_with(result)
-    loop.detach()
-    loop.erase()
-    return new
-
-
 def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.ForOp:
     """Keep the elements of `arrays` (each `replaceable` in `loop`) in registers across
     `loop`; returns the loop, rebuilt with one more iter_arg per element stored in it."""
@@ -358,7 +331,7 @@ def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.
     guard = nonempty_guard(loop)
     current = _before(loop, loads, guard)
     carried = [k for k, (_, element) in enumerate(pairs) if element.stored]
-    loop = _with_iter_args(loop, [current[k] for k in carried])
+    loop = append_iter_args(loop, [current[k] for k in carried])
     block = loop.body.block
     first = len(loop.results) - len(carried)
     for k, arg, result in zip(carried, block.args[first + 1 :], loop.results[first:], strict=True):

@@ -27,7 +27,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import describe_loop, functions, named_loops, trip_count
+from loopopt.loops.nest import describe_loop, function_ops, named_loops, trip_count
 from loopopt.loops.pipeline import pipeline_loads, prefetchable
 from loopopt.passes import LoopoptPass
 
@@ -42,12 +42,12 @@ class PipelineCopiesPass(LoopoptPass):
     """The loop to pipeline (by name): the reduction loop around the copies (k_t)."""
 
     func: str | None = None
-    """Only this function."""
+    """Only this function (a func.func or a gpu.func kernel)."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.loop is None:
             raise LoopoptError(f"{self.name}: missing option loop=NAME (the loop to pipeline)")
-        roots = functions(op, self.func) if self.func else [op]
+        roots = function_ops(op, self.func) if self.func else [op]
         for root in roots:
             for loop in named_loops(root, self.loop, self.name):
                 trips = trip_count(loop)

@@ -28,12 +28,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import affine, builtin
-from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from loopopt.analysis.footprint import array_name, arrays_under
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import describe_loop, loop_name, loops_in
+from loopopt.loops.nest import describe_loop, function_ops, loop_name, loops_in
 from loopopt.loops.scalar_replace import (
     Replaceable,
     forward_in_block,
@@ -41,22 +40,6 @@ from loopopt.loops.scalar_replace import (
     scalar_replace,
 )
 from loopopt.passes import LoopoptPass
-
-
-def function_ops(module: builtin.ModuleOp, name: str | None) -> list[Operation]:
-    """The func.func and gpu.func ops of `module` (only those named `name`, when given)."""
-    found = [op for op in module.walk() if op.name in ("func.func", "gpu.func")]
-    if name is None:
-        return found
-    chosen = [op for op in found if _symbol(op) == name]
-    if not chosen:
-        raise LoopoptError(f"no function named '{name}'", op=module)
-    return chosen
-
-
-def _symbol(op: Operation) -> str | None:
-    symbol = getattr(op, "sym_name", None)
-    return symbol.data if isinstance(symbol, StringAttr) else None
 
 
 @dataclass(frozen=True)
