@@ -45,7 +45,6 @@ from loopopt.loops.affine_maps import MapBuilder, lower_bound
 from loopopt.loops.bounds import append_iter_args, iteration_value
 from loopopt.loops.nest import defined_inside, iv, step_of, trip_count
 
-WRITES = (affine.StoreOp, memref.StoreOp, memref.AtomicRMWOp, memref.CopyOp)
 READS = (affine.LoadOp, memref.LoadOp, memref.DimOp)
 
 
