@@ -172,6 +172,23 @@ Param = tuple[int | float | None, type[Any]]
 """A kernel argument and its ctypes type (c_void_p for device pointers)."""
 
 
+def require_distinct_arrays(kernel: str, params: Sequence[Param]) -> None:
+    """Refuse a launch that passes one device array as two arguments: the kernels' pointer
+    parameters are `noalias` (loopopt's dependence analysis assumes distinct arrays do not
+    overlap), so such a launch could compute a wrong result silently."""
+    seen: dict[int, int] = {}
+    for position, (value, ctype) in enumerate(params):
+        if ctype is not ctypes.c_void_p or not value:
+            continue
+        address = int(value)
+        if address in seen:
+            raise LoopoptError(
+                f"kernel {kernel}: arguments {seen[address]} and {position} are the same array; "
+                "loopopt assumes distinct arrays do not overlap (pass a copy)"
+            )
+        seen[address] = position
+
+
 def launch(
     kernel: Kernel,
     grid: Sequence[int],
@@ -181,6 +198,7 @@ def launch(
 ) -> None:
     """Launch `kernel` on the default stream; `params` are (value, ctypes type) pairs."""
     context()
+    require_distinct_arrays(kernel.name, params)
     if shared_bytes > kernel.shared_opt_in:
         attribute = _driver().CUfunction_attribute
         call(
