@@ -13,29 +13,9 @@ import loopopt
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 import schedules  # noqa: E402
+import workloads  # noqa: E402
 
 pytestmark = pytest.mark.gpu
-
-
-def matmul_accumulate(m: int, n: int, k: int) -> str:
-    a, b, c = f"memref<{m}x{k}xf32>", f"memref<{k}x{n}xf32>", f"memref<{m}x{n}xf32>"
-    return f"""
-func.func @matmul(%A: {a}, %B: {b}, %C: {c}) {{
-  affine.for %i = 0 to {m} {{
-    affine.for %j = 0 to {n} {{
-      affine.for %k = 0 to {k} {{
-        %x = affine.load %A[%i, %k] : {a}
-        %y = affine.load %B[%k, %j] : {b}
-        %z = affine.load %C[%i, %j] : {c}
-        %p = arith.mulf %x, %y : f32
-        %s = arith.addf %z, %p : f32
-        affine.store %s, %C[%i, %j] : {c}
-      }} {{loopopt.name = "k"}}
-    }} {{loopopt.name = "j"}}
-  }} {{loopopt.name = "i"}}
-  return
-}}
-"""
 
 
 @pytest.mark.parametrize(
@@ -46,13 +26,12 @@ func.func @matmul(%A: {a}, %B: {b}, %C: {c}) {{
         (128, 64, 24, schedules.sgemm(64, 64, 8, 4, 4, pipelined=False)),
     ],
 )
-def test_sgemm_schedules(
-    m: int, n: int, k: int, pipeline: str, rng: np.random.Generator
-) -> None:
+def test_sgemm_schedules(m: int, n: int, k: int, pipeline: str, rng: np.random.Generator) -> None:
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     c = np.zeros((m, n), np.float32)
-    kern = loopopt.compile(matmul_accumulate(m, n, k), "matmul", pipeline=pipeline, target="gpu")
+    text = workloads.sgemm_mlir((m, n, k))
+    kern = loopopt.compile(text, workloads.SGEMM.func, pipeline=pipeline, target="gpu")
     kern(a, b, c)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-5

@@ -59,22 +59,13 @@ def read_only(array: SSAValue, scope: Operation) -> bool:
     """No op under `scope` writes `array` or passes it on (to a call, a view, a copy)."""
     for use in array.uses:
         user = use.operation
-        if not _is_inside(user, scope):
+        if not scope.is_ancestor(user):
             continue
         if isinstance(user, affine.StoreOp | memref.StoreOp) and user.memref is array:
             return False
         if not isinstance(user, READS + (affine.StoreOp, memref.StoreOp)):
             return False
     return True
-
-
-def _is_inside(op: Operation, scope: Operation) -> bool:
-    current: Operation | None = op
-    while current is not None:
-        if current is scope:
-            return True
-        current = current.parent_op()
-    return False
 
 
 def _index_chain(value: SSAValue, loop: affine.ForOp, chain: list[Operation]) -> bool:
