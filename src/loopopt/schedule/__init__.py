@@ -1,0 +1,1 @@
+"""Choosing schedules: nest summaries, the candidate space, the cost model, measured tuning."""

@@ -1,0 +1,139 @@
+"""The values schedule/ works on: a loop nest's facts, a device, and a schedule (data).
+
+    summary = summarize(fn)                       # schedule/summary.py: NestSummary
+    for s in candidates(summary, device):         # schedule/space.py: Schedule values
+        cost = predict(summary, s, device)        # schedule/cost_model.py: Prediction
+    apply s.pipeline                              # a loopopt pass pipeline (replayable text)
+
+A `Schedule` is self-describing: besides its pass pipeline it states the mapping the pipeline
+produces (block tile, per-thread tile, which loop runs along threadIdx.x, what is staged in
+shared memory, what is unrolled), so the cost model reads the schedule, never the pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One loop of the nest's perfect band, outermost first."""
+
+    name: str
+    trip: int
+    """Constant trip count."""
+    parallel: bool
+    """Carries no dependence (exact analysis)."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """One affine load or store in the innermost body: array[coeffs · ivs + offset]."""
+
+    array: str
+    """The memref's name (its SSA name hint, as `promote{arrays=}` uses it)."""
+    write: bool
+    coeffs: tuple[tuple[int, ...], ...]
+    """Per array dimension, the coefficient of each band loop (outermost first)."""
+    offset: tuple[int, ...]
+    """Per array dimension, the constant term."""
+    shape: tuple[int, ...]
+    elem_bytes: int
+
+
+@dataclass(frozen=True)
+class NestSummary:
+    """The facts of one perfect affine nest that the space and the cost model need."""
+
+    func: str
+    loops: tuple[Loop, ...]
+    accesses: tuple[Access, ...]
+    flops: int
+    """Floating-point operations per innermost iteration (a multiply-add counts 2)."""
+
+    def loop(self, name: str) -> Loop:
+        return next(loop for loop in self.loops if loop.name == name)
+
+    def index(self, name: str) -> int:
+        return [loop.name for loop in self.loops].index(name)
+
+    @property
+    def iterations(self) -> int:
+        total = 1
+        for loop in self.loops:
+            total *= loop.trip
+        return total
+
+
+@dataclass(frozen=True)
+class Device:
+    """What the cost model and the resource checks know of a GPU (schedule/device.py fills it)."""
+
+    name: str
+    arch: str
+    """sm_80, sm_89, sm_90."""
+    sms: int
+    clock_ghz: float
+    fp32_lanes_per_sm: int
+    """FP32 FMA lanes per SM per clock (128 on sm_80..sm_90 for fp32 FFMA issue; sm_80 = 64)."""
+    dram_gbps: float
+    l2_bytes: int
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    regs_per_sm: int
+    max_regs_per_thread: int
+    smem_per_sm: int
+    smem_per_block: int
+    """Without the dynamic opt-in (48 KiB)."""
+    smem_per_block_optin: int
+    warp_size: int = 32
+    shared_banks: int = 32
+    launch_us: float = 3.0
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One candidate: a pass pipeline plus the mapping it produces (for the cost model)."""
+
+    recipe: str
+    """Which recipe of schedule/recipes.py made it (matmul, conv, stencil, map)."""
+    params: tuple[tuple[str, int], ...]
+    """The recipe's parameters, in a fixed order (e.g. (("bm", 128), ("bn", 64), ...))."""
+    pipeline: str
+    """The loopopt pass pipeline that applies it (replayable with loopopt-opt -p)."""
+    block_tile: tuple[tuple[str, int], ...]
+    """Per tiled loop, its extent per thread block; reduction loops: the chunk staged per step."""
+    thread_tile: tuple[tuple[str, int], ...]
+    """Per parallel loop, the extent one thread computes (register tile / rows per thread)."""
+    threads: tuple[int, int, int]
+    """Block shape (x, y, z)."""
+    x_loop: str
+    """The loop whose consecutive iterations go to consecutive threadIdx.x."""
+    shared: tuple[str, ...] = ()
+    """Arrays staged in shared memory per block tile (promote)."""
+    pad: int = 0
+    """Elements of padding per shared row."""
+    transposed: tuple[str, ...] = ()
+    """Shared buffers stored with their dimensions reversed."""
+    unrolled: tuple[str, ...] = ()
+    """Loops fully unrolled inside a thread (their reuse stays in registers)."""
+    registers: tuple[str, ...] = ()
+    """Arrays whose per-thread tile is held in registers across the reduction (scalar-replace)."""
+    pipelined: bool = False
+    """Copy-in of step t + 1 issued during step t (register double buffering)."""
+    min_blocks: int = 0
+    extra: tuple[tuple[str, int], ...] = field(default=())
+    """Anything else a recipe wants the model to know."""
+
+    def param(self, name: str) -> int:
+        return dict(self.params)[name]
+
+    @property
+    def threads_per_block(self) -> int:
+        x, y, z = self.threads
+        return x * y * z
+
+    def key(self) -> str:
+        """A short stable name: recipe and parameters (`matmul bm=128 bn=64 ...`)."""
+        return " ".join([self.recipe] + [f"{k}={v}" for k, v in self.params])
