@@ -1,0 +1,190 @@
+"""The facts of one perfect affine nest that the schedule space and the cost model read.
+
+    func.func @mm(%A: memref<64x32xf32>, ...) {       NestSummary(func="mm",
+      affine.for %i = 0 to 64 {                          loops=(Loop(i, 64, parallel),
+        affine.for %j = 0 to 48 {                               Loop(j, 48, parallel),
+          affine.for %k = 0 to 32 {                             Loop(k, 32, sequential)),
+            C[i, j] += A[i, k] * B[k, j]         →       accesses=(A[(1,0,0),(0,0,1)] + (0,0),
+    } } } }                                                        B ..., C read, C write),
+                                                         flops=2)
+
+The nest is the perfect band of the function's only outermost loop. An access is an
+affine.load or affine.store of the innermost body, as one coefficient per band loop and a
+constant per array dimension, over *iteration numbers*: loop d runs t_d = 0 .. trip_d - 1 and
+its IV is lower_d + step_d * t_d, so `A[%i - 1]` with `%i = 1 to 9` is A[t_i + 0]. Floating-point
+operations count per innermost iteration: arith.addf/subf/mulf/divf one each, math.fma two.
+
+Refused with a diagnostic (located at the offending op): no loop or several nests, an
+imperfect nest (loops beside other ops, iter_args, affine.if), unnamed or equally named loops,
+non-constant trip counts, memory ops other than affine.load/store, indices that are not
+affine functions of the band's IVs alone (symbols, floordiv/mod), dynamic shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import affine, func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
+from xdsl.ir import Operation
+
+from loopopt.analysis.access import Aff, Dim, Symbols, map_results, memref_name
+from loopopt.analysis.parallel import parallel_loops
+from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import (
+    body_ops,
+    constant_bounds,
+    constant_trip_count,
+    functions,
+    loop_name,
+    outermost_loops,
+    perfect_band,
+    step_of,
+)
+from loopopt.schedule.types import Access, Loop, NestSummary
+
+FLOPS = {"arith.addf": 1, "arith.subf": 1, "arith.mulf": 1, "arith.divf": 1, "math.fma": 2}
+"""Floating-point operations per op."""
+
+
+def summarize(fn: Operation) -> NestSummary:
+    """The summary of the perfect nest of `fn` (a func.func); a LoopoptError otherwise."""
+    if not isinstance(fn, func.FuncOp):
+        raise LoopoptError(f"summarize: expected a func.func, got '{fn.name}'", op=fn)
+    name = fn.sym_name.data
+    _check_top_level(fn, name)
+    nests = outermost_loops(fn)
+    if not nests:
+        raise LoopoptError(f"summarize: @{name} has no loop nest", op=fn)
+    if len(nests) > 1:
+        raise LoopoptError(
+            f"summarize: @{name} holds {len(nests)} loop nests; a schedule covers one",
+            op=nests[1],
+        )
+    band = perfect_band(nests[0])
+    _check_perfect(band)
+    parallel = set(parallel_loops(band[0]))
+    loops = tuple(
+        Loop(name, trip, op in parallel)
+        for (name, trip), op in zip(_names_and_trips(band), band, strict=True)
+    )
+    accesses = tuple(_access(op, band) for op in body_ops(band[-1]) if _is_memory(op))
+    flops = sum(FLOPS.get(op.name, 0) for op in body_ops(band[-1]))
+    return NestSummary(name, loops, accesses, flops)
+
+
+def summarize_module(module: ModuleOp, func_name: str | None = None) -> NestSummary:
+    """The summary of function `func_name` of `module` (its only function when None)."""
+    fns = functions(module, func_name)
+    if len(fns) != 1:
+        raise LoopoptError(
+            f"summarize: the module holds {len(fns)} functions; name one (func=)", op=module
+        )
+    return summarize(fns[0])
+
+
+def _check_top_level(fn: func.FuncOp, name: str) -> None:
+    for op in fn.body.block.ops:
+        if isinstance(op, affine.ForOp | func.ReturnOp):
+            continue
+        if op.regions or _is_memory(op):
+            raise LoopoptError(
+                f"summarize: '{op.name}' in @{name} lies outside its loop nest", op=op
+            )
+
+
+def _is_memory(op: Operation) -> bool:
+    return isinstance(op, func.CallOp) or any(isinstance(v.type, MemRefType) for v in op.operands)
+
+
+def _check_perfect(band: Sequence[affine.ForOp]) -> None:
+    inner = band[-1]
+    if inner.inits:
+        raise LoopoptError(
+            f"summarize: loop '{_describe(inner)}' has iter_args (a reduction in registers): "
+            "not a perfect nest",
+            op=inner,
+        )
+    ops = body_ops(inner)
+    loops = [op for op in ops if isinstance(op, affine.ForOp)]
+    if len(loops) > 1:
+        raise LoopoptError(
+            f"summarize: imperfect nest: loop '{_describe(inner)}' holds {len(loops)} loops",
+            op=loops[1],
+        )
+    if loops:
+        raise LoopoptError(
+            f"summarize: imperfect nest: loop '{_describe(inner)}' holds loop "
+            f"'{_describe(loops[0])}' beside other ops",
+            op=loops[0],
+        )
+    for op in ops:
+        if op.regions:
+            raise LoopoptError(
+                f"summarize: '{op.name}' in the innermost body: not a perfect affine nest", op=op
+            )
+
+
+def _describe(loop: affine.ForOp) -> str:
+    return loop_name(loop) or "affine.for"
+
+
+def _names_and_trips(band: Sequence[affine.ForOp]) -> list[tuple[str, int]]:
+    named: list[tuple[str, int]] = []
+    for depth, loop in enumerate(band):
+        name = loop_name(loop)
+        if name is None:
+            raise LoopoptError(
+                f"summarize: the loop at depth {depth} has no loopopt.name (run loop-name)",
+                op=loop,
+            )
+        if any(other == name for other, _ in named):
+            raise LoopoptError(f"summarize: two loops of the nest are named '{name}'", op=loop)
+        trip = constant_trip_count(loop)
+        if trip is None:
+            raise LoopoptError(f"summarize: loop '{name}' has no constant trip count", op=loop)
+        named.append((name, trip))
+    return named
+
+
+def _access(op: Operation, band: Sequence[affine.ForOp]) -> Access:
+    if not isinstance(op, affine.LoadOp | affine.StoreOp):
+        raise LoopoptError(f"summarize: '{op.name}' is not an affine.load or affine.store", op=op)
+    array = memref_name(op.memref)
+    typ = op.memref.type
+    assert isinstance(typ, MemRefType)
+    shape = tuple(typ.get_shape())
+    if any(size == DYNAMIC_INDEX for size in shape):
+        raise LoopoptError(f"summarize: array '{array}' has a dynamic shape", op=op)
+    bits = getattr(typ.element_type, "bitwidth", None)
+    if not isinstance(bits, int) or bits % 8:
+        raise LoopoptError(f"summarize: array '{array}' has no byte-sized elements", op=op)
+    coeffs: list[tuple[int, ...]] = []
+    offset: list[int] = []
+    for dim, index in enumerate(map_results(op.map.data, op.indices, band, Symbols())):
+        row = _row(index, band)
+        if row is None:
+            raise LoopoptError(
+                f"summarize: index {dim} of '{array}' is not an affine function of the loop IVs",
+                op=op,
+            )
+        coeffs.append(row[0])
+        offset.append(row[1])
+    write = isinstance(op, affine.StoreOp)
+    return Access(array, write, tuple(coeffs), tuple(offset), shape, bits // 8)
+
+
+def _row(index: Aff | None, band: Sequence[affine.ForOp]) -> tuple[tuple[int, ...], int] | None:
+    """(coefficients over iteration numbers, constant) of one index; None if not affine."""
+    if index is None:
+        return None
+    coeffs = [0] * len(band)
+    const = index.const
+    for term, c in index.terms:
+        if not isinstance(term, Dim):
+            return None
+        bounds = constant_bounds(band[term.depth])
+        assert bounds is not None  # constant trip counts were checked
+        coeffs[term.depth] += c * step_of(band[term.depth])
+        const += c * bounds[0]
+    return tuple(coeffs), const
