@@ -1,0 +1,344 @@
+"""What a schedule asks of an SM: its mapping, shared memory, registers, occupancy, misfits.
+
+    m = mapping(summary, s)          # per loop: extent per block, range per thread; grid, axes
+    shared_bytes(summary, s)         # exact: the promoted boxes as loops/promote.py lays them out
+    registers(summary, s)            # an estimate per thread (see `registers`)
+    blocks_per_sm(summary, s, dev)   # min of the registers, shared memory, threads, blocks limits
+    misfit(summary, s, dev)          # "128x128x32 block tile needs 66 KB of shared memory, ..."
+
+The mapping follows gpu-map-loops: `x_loop` on threadIdx.x, the other parallel loops innermost
+first on y and z; a tiled loop spans its block tile per block and its thread tile per thread
+(consecutive iterations: thread t computes t·tile .. t·tile + tile - 1); an untiled mapped loop
+is strip-mined by its block size (block extent = threads along its axis × thread tile); an
+unmapped parallel loop and an unchunked reduction run whole inside each thread; a chunked
+reduction (`block_tile` entry) runs `trip / chunk` sequential steps of `chunk` iterations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from loopopt.schedule.types import Access, Device, NestSummary, Schedule
+
+SHARED_ALIGN = 16
+"""Each shared buffer starts 16-byte aligned (lowering/gpu_shared.py)."""
+SHARED_RESERVED = 1024
+"""Shared memory the system reserves per resident block (sm_80 and later)."""
+SHARED_GRANULE = 128
+REGISTER_GRANULE = 256
+"""Registers are allocated per warp in units of 256 (8 per thread)."""
+MAX_POINTS = 1 << 16
+"""Enumerate at most this many iteration points to count distinct elements; beyond, a box."""
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """How the schedule spreads the nest over blocks and threads."""
+
+    block: dict[str, int]
+    """Per loop: iterations one block covers (a reduction: one chunk, or the whole loop)."""
+    thread: dict[str, int]
+    """Per loop: iterations one thread covers per step."""
+    steps: int
+    """Sequential steps of the chunked reductions (product of trip / chunk)."""
+    axes: tuple[str, ...]
+    """The loops on threadIdx.x, y, z."""
+    grid_loops: tuple[str, ...]
+    """The loops spread over blocks, blockIdx.x's first."""
+    grid: tuple[int, ...]
+    """Blocks along each of grid_loops."""
+
+    @property
+    def blocks(self) -> int:
+        return math.prod(self.grid)
+
+
+def mapping(summary: NestSummary, schedule: Schedule) -> Mapping:
+    """The per-block and per-thread extents of every loop (see the module docstring)."""
+    tiles = dict(schedule.block_tile)
+    thread_tile = dict(schedule.thread_tile)
+    parallel = [loop for loop in summary.loops if loop.parallel]
+    others = [
+        loop.name
+        for loop in reversed(parallel)
+        if loop.name != schedule.x_loop
+        and (loop.name not in tiles or tiles[loop.name] > thread_tile.get(loop.name, 1))
+    ]
+    axes = tuple([schedule.x_loop, *others][:3])
+    block: dict[str, int] = {}
+    thread: dict[str, int] = {}
+    steps = 1
+    for loop in summary.loops:
+        name, trip = loop.name, loop.trip
+        if not loop.parallel:
+            block[name] = min(tiles.get(name, trip), trip)
+            thread[name] = block[name]
+            steps *= -(-trip // block[name])
+            continue
+        per_thread = thread_tile.get(name, 1)
+        if name in tiles:
+            block[name] = min(tiles[name], trip)
+        elif name in axes:
+            block[name] = min(schedule.threads[axes.index(name)] * per_thread, trip)
+        else:
+            block[name] = trip
+            per_thread = trip
+        thread[name] = min(per_thread, block[name])
+    spread = [n for n in (*axes, *tiles) if n in block and summary.loop(n).parallel]
+    grid_loops = tuple(dict.fromkeys(spread))
+    grid = tuple(-(-summary.loop(name).trip // block[name]) for name in grid_loops)
+    return Mapping(block, thread, steps, axes, grid_loops, grid)
+
+
+def box(accesses: Sequence[Access], loops: Sequence[str], extents: dict[str, int]) -> list[int]:
+    """The bounding box (extent per array dimension) that `accesses` touch while each loop
+    runs over `extents[loop]` consecutive iterations (loops not given: fixed)."""
+    rank = len(accesses[0].shape)
+    result = []
+    for d in range(rank):
+        highs, lows = [], []
+        for access in accesses:
+            span = [
+                c * (extents.get(name, 1) - 1)
+                for c, name in zip(access.coeffs[d], loops, strict=True)
+            ]
+            highs.append(sum(s for s in span if s > 0) + access.offset[d])
+            lows.append(sum(s for s in span if s < 0) + access.offset[d])
+        result.append(max(highs) - min(lows) + 1)
+    return result
+
+
+def pitches(access: Access, summary: NestSummary) -> list[int]:
+    """Row-major element strides of the array's dimensions (a dynamic size, ≤ 0, is taken as
+    the extent the nest's accesses span in that dimension)."""
+    names = [loop.name for loop in summary.loops]
+    span = box([access], names, {loop.name: loop.trip for loop in summary.loops})
+    sizes = [
+        n if n > 0 else s + abs(o)
+        for n, s, o in zip(access.shape, span, access.offset, strict=True)
+    ]
+    result = [1] * len(sizes)
+    for d in range(len(sizes) - 2, -1, -1):
+        result[d] = result[d + 1] * sizes[d + 1]
+    return result
+
+
+def _used(accesses: Sequence[Access], summary: NestSummary, ranges: dict[str, int]) -> list[str]:
+    """The loops with a range above 1 that some access's index depends on."""
+    names = [loop.name for loop in summary.loops]
+    return [
+        n
+        for n in names
+        if ranges.get(n, 1) > 1
+        and any(any(row[names.index(n)] for row in a.coeffs) for a in accesses)
+    ]
+
+
+def addresses(
+    accesses: Sequence[Access],
+    summary: NestSummary,
+    ranges: dict[str, int],
+    lanes: dict[str, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Linear element indices (array order, row-major) that `accesses` (of one array) touch
+    while each loop named in `ranges` runs over that many iterations from 0, the other loops
+    at 0; with `lanes`, one row per lane, whose loop values are added (a warp's threads).
+    Beyond MAX_POINTS points per lane, the longest ranges are cut (see `distinct`)."""
+    names = [loop.name for loop in summary.loops]
+    pitch = pitches(accesses[0], summary)
+    used = _used(accesses, summary, ranges)
+    axes = [np.arange(ranges[n], dtype=np.int64) for n in used]
+    while math.prod(len(a) for a in axes) > MAX_POINTS:
+        longest = max(range(len(axes)), key=lambda i: len(axes[i]))
+        axes[longest] = axes[longest][: len(axes[longest]) // 2]
+    points = [g.ravel() for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+    count = len(points[0]) if points else 1
+    lane_count = len(next(iter(lanes.values()))) if lanes else 1
+    rows = []
+    for access in accesses:
+        linear = np.zeros((lane_count, count), dtype=np.int64)
+        for d, row in enumerate(access.coeffs):
+            index = np.full((lane_count, count), access.offset[d], dtype=np.int64)
+            for n, values in zip(used, points, strict=True):
+                index += row[names.index(n)] * values[None, :]
+            for n, values in (lanes or {}).items():
+                index += row[names.index(n)] * values[:, None]
+            linear += index * pitch[d]
+        rows.append(linear)
+    return np.concatenate(rows, axis=1)
+
+
+def distinct(accesses: Sequence[Access], summary: NestSummary, ranges: dict[str, int]) -> int:
+    """How many distinct elements `accesses` touch over `ranges` (a cut range is extrapolated
+    in proportion)."""
+    used = _used(accesses, summary, ranges)
+    full = math.prod(ranges[n] for n in used)
+    found = addresses(accesses, summary, ranges)
+    enumerated = found.shape[1] // len(accesses)
+    return int(round(len(np.unique(found)) * full / enumerated))
+
+
+def by_array(summary: NestSummary) -> dict[str, list[Access]]:
+    """The accesses grouped by array, in order of first appearance."""
+    groups: dict[str, list[Access]] = {}
+    for access in summary.accesses:
+        groups.setdefault(access.array, []).append(access)
+    return groups
+
+
+def shared_shape(summary: NestSummary, schedule: Schedule, array: str) -> list[int]:
+    """The shared buffer of `array`: its box over the block tile, dimensions reversed when
+    transposed, `pad` elements added to the innermost dimension (loops/promote.py)."""
+    m = mapping(summary, schedule)
+    names = [loop.name for loop in summary.loops]
+    extents = box(by_array(summary)[array], names, m.block)
+    if array in schedule.transposed:
+        extents = extents[::-1]
+    return [*extents[:-1], extents[-1] + schedule.pad] if extents else []
+
+
+def shared_bytes(summary: NestSummary, schedule: Schedule) -> int:
+    """Bytes of shared memory per block: every staged buffer, each 16-byte aligned."""
+    groups = by_array(summary)
+    total = 0
+    for array in schedule.shared:
+        size = math.prod(shared_shape(summary, schedule, array)) * groups[array][0].elem_bytes
+        total += -(-size // SHARED_ALIGN) * SHARED_ALIGN
+    return total
+
+
+def _words(accesses: Iterable[Access]) -> int:
+    return max(1, -(-next(iter(accesses)).elem_bytes // 4))
+
+
+def registers(summary: NestSummary, schedule: Schedule) -> int:
+    """An estimate of the 32-bit registers one thread needs (before the compiler's cap):
+
+    - accumulators: arrays in `schedule.registers` hold their per-thread tile (distinct
+      elements over the thread's ranges); other written arrays, their distinct elements in
+      the unrolled body;
+    - operand fragments: distinct elements read at one reduction point of the unrolled body,
+      twice when a reduction loop is unrolled (the next point's loads are issued ahead);
+    - copy registers: each staged array's box over the threads of the block, live during the
+      compute when pipelined, else only during the copy (the larger of copies and fragments);
+    - overhead: 10 (indices, bounds) + 2 per array (64-bit pointers) + 1 per sequential loop.
+    """
+    m = mapping(summary, schedule)
+    names = [loop.name for loop in summary.loops]
+    unrolled = {n: m.thread[n] for n in names if n in schedule.unrolled}
+    at_point = {n: r for n, r in unrolled.items() if summary.loop(n).parallel}
+    reduction_unrolled = any(not summary.loop(n).parallel and r > 1 for n, r in unrolled.items())
+    accumulators = fragments = copies = 0
+    for array, accesses in by_array(summary).items():
+        words = _words(accesses)
+        writes = [a for a in accesses if a.write]
+        if array in schedule.registers:
+            accumulators += words * distinct(accesses, summary, m.thread)
+        elif writes:
+            accumulators += words * distinct(writes, summary, unrolled)
+        reads = [a for a in accesses if not a.write]
+        if reads and array not in schedule.registers:
+            factor = 2 if reduction_unrolled else 1
+            fragments += factor * words * distinct(reads, summary, at_point)
+        if array in schedule.shared:
+            elems = math.prod(box(accesses, names, m.block))
+            copies += words * -(-elems // schedule.threads_per_block)
+    sequential = sum(1 for n in names if n not in schedule.unrolled and m.thread[n] > 1)
+    overhead = 10 + 2 * len(by_array(summary)) + sequential + (1 if m.steps > 1 else 0)
+    live = fragments + copies if schedule.pipelined else max(fragments, copies)
+    return accumulators + live + overhead
+
+
+def register_cap(schedule: Schedule, device: Device) -> int:
+    """The most registers per thread the compiler may use: the device's limit, what one block
+    (or `min_blocks` blocks, the launch bounds) of this size can have on an SM."""
+    warps = -(-schedule.threads_per_block // device.warp_size)
+    blocks = max(1, schedule.min_blocks)
+    per_warp = device.regs_per_sm // (warps * blocks)
+    fit = (per_warp // REGISTER_GRANULE) * REGISTER_GRANULE // device.warp_size
+    return min(device.max_regs_per_thread, fit)
+
+
+def allocated_registers(summary: NestSummary, schedule: Schedule, device: Device) -> int:
+    """The estimate rounded up to the allocation unit (8 per thread), at most the cap (beyond,
+    the compiler spills)."""
+    estimate = -(-registers(summary, schedule) // 8) * 8
+    return min(estimate, register_cap(schedule, device))
+
+
+def occupancy_limits(summary: NestSummary, schedule: Schedule, device: Device) -> dict[str, int]:
+    """Resident blocks per SM allowed by each resource (0: one block does not fit)."""
+    warps = -(-schedule.threads_per_block // device.warp_size)
+    regs = allocated_registers(summary, schedule, device)
+    warp_regs = -(-regs * device.warp_size // REGISTER_GRANULE) * REGISTER_GRANULE
+    smem = shared_bytes(summary, schedule)
+    smem_blocks = device.max_blocks_per_sm
+    if smem:
+        per_block = -(-smem // SHARED_GRANULE) * SHARED_GRANULE + SHARED_RESERVED
+        smem_blocks = device.smem_per_sm // per_block
+        if smem > device.smem_per_block_optin:
+            smem_blocks = 0
+    return {
+        "registers": (device.regs_per_sm // warp_regs) // warps,
+        "shared memory": smem_blocks,
+        "threads": device.max_threads_per_sm // (warps * device.warp_size),
+        "blocks": device.max_blocks_per_sm,
+    }
+
+
+def blocks_per_sm(summary: NestSummary, schedule: Schedule, device: Device) -> int:
+    """Resident blocks per SM: the tightest of the registers, shared memory, threads and blocks
+    limits (with their allocation granularities)."""
+    return min(occupancy_limits(summary, schedule, device).values())
+
+
+def _tile(pairs: Sequence[tuple[str, int]]) -> str:
+    return "x".join(str(size) for _, size in pairs) or "untiled"
+
+
+def misfit(summary: NestSummary, schedule: Schedule, device: Device) -> str | None:
+    """Why the schedule cannot run on `device` (one actionable line), or None if it fits."""
+    arch = device.arch
+    x, y, z = schedule.threads
+    threads = schedule.threads_per_block
+    if threads > device.max_threads_per_block or z > 64 or min(x, y, z) < 1:
+        return (
+            f"a {x}x{y}x{z} block has {threads} threads, {arch} allows "
+            f"{device.max_threads_per_block} (and at most 64 along z)"
+        )
+    tiles = dict(schedule.block_tile)
+    for name, size in schedule.thread_tile:
+        if name in tiles and tiles[name] % size:
+            return (
+                f"the block tile {tiles[name]} of loop {name} is not a multiple of its "
+                f"thread tile {size}"
+            )
+    smem = shared_bytes(summary, schedule)
+    if smem > device.smem_per_block_optin:
+        return (
+            f"{_tile(schedule.block_tile)} block tile needs {-(-smem // 1024)} KB of shared "
+            f"memory, {arch} allows {device.smem_per_block_optin // 1024} KB"
+        )
+    regs = registers(summary, schedule)
+    if regs > device.max_regs_per_thread:
+        return (
+            f"{_tile(schedule.thread_tile)} thread tile needs ~{regs} registers per thread, "
+            f"{arch} allows {device.max_regs_per_thread}"
+        )
+    cap = register_cap(schedule, device)
+    if regs > cap:
+        blocks = max(1, schedule.min_blocks)
+        return (
+            f"{blocks} block(s) of {threads} threads with ~{regs} registers each need "
+            f"{-(-regs * threads * blocks // 1024)} K registers, {arch} has "
+            f"{device.regs_per_sm // 1024} K per SM (use fewer threads or a smaller thread tile)"
+        )
+    if blocks_per_sm(summary, schedule, device) == 0:
+        limits = occupancy_limits(summary, schedule, device)
+        short = ", ".join(name for name, n in limits.items() if n == 0)
+        return f"one block does not fit on an {arch} SM ({short})"
+    return None
