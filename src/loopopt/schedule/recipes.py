@@ -1,0 +1,434 @@
+"""Recipes: a nest's summary and a few parameters → a `Schedule` (pipeline + mapping).
+
+    s = summarize(fn)                     # C[i, j] += A[i, k] * B[k, j]
+    matmul(s, 128, 64, 16, 8, 4).pipeline
+      == "loop-tile{tile-sizes=128,64,16},promote{arrays=A loop=k_t ... transpose},...,"
+         "gpu-map-loops{block=16,16},...,scalar-replace{loop=k_t}"
+
+Each recipe finds the roles of the nest's loops and arrays from its access structure (which
+loop indexes the output's rows, which array is the image …), so it works with whatever names
+the nest uses; a nest of another shape is a LoopoptError. When the band is not in the order a
+recipe expects (parallel loops first), the pipeline starts with a `loop-interchange`. Names the
+pipeline refers to: `<loop>_t` for `loop-tile`'s tile loops (loops/tile.py, made fresh), and
+`<array>_copy_in` for the thread-spread copy rounds of `promote` (loops/gpu_copy.py), which
+exist only when a copy has more elements than the block has threads.
+
+The fast recipes (matmul, conv) fully unroll loops, so their tiles must divide the trip counts
+they unroll (schedule/space.py only offers those); `matmul(guarded=True)` and `stencil` handle
+partial tiles, and `map_nest` maps any nest with a parallel loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from loopopt.diagnostics import LoopoptError
+from loopopt.schedule.types import Access, NestSummary, Schedule
+
+PAD = 4
+"""Elements of padding per shared row (against bank conflicts)."""
+
+
+def fresh(summary: NestSummary, base: str) -> str:
+    """The name `loop-tile` gives a tile loop: `base`, or `base2`, `base3` … when taken."""
+    taken = {loop.name for loop in summary.loops}
+    name, counter = base, 2
+    while name in taken:
+        name, counter = f"{base}{counter}", counter + 1
+    return name
+
+
+def reorder(summary: NestSummary, order: Sequence[str]) -> list[str]:
+    """A loop-interchange bringing the band into `order` (nothing when it already is)."""
+    band = [loop.name for loop in summary.loops]
+    if band == list(order):
+        return []
+    permutation = ",".join(str(list(order).index(name)) for name in band)
+    return [f"loop-interchange{{loops={','.join(band)} permutation={permutation}}}"]
+
+
+def _join(items: Sequence[object]) -> str:
+    return ",".join(str(item) for item in items)
+
+
+def _unit(row: Sequence[int]) -> int | None:
+    """The loop an index row is (coefficient 1 on one loop, 0 elsewhere), or None."""
+    nonzero = [d for d, c in enumerate(row) if c]
+    return nonzero[0] if len(nonzero) == 1 and row[nonzero[0]] == 1 else None
+
+
+def _groups(summary: NestSummary) -> dict[str, list[Access]]:
+    groups: dict[str, list[Access]] = {}
+    for access in summary.accesses:
+        groups.setdefault(access.array, []).append(access)
+    return groups
+
+
+def _single_map(accesses: Sequence[Access]) -> list[int] | None:
+    """The loop of each dimension when every access is the same permutation-like index."""
+    first = accesses[0]
+    if any(a.coeffs != first.coeffs for a in accesses):
+        return None
+    dims = [_unit(row) for row in first.coeffs]
+    if any(d is None for d in dims) or len(set(dims)) != len(dims):
+        return None
+    return [d for d in dims if d is not None]
+
+
+def _output(summary: NestSummary) -> tuple[str, list[int]] | None:
+    """The only written array and the loop of each of its dimensions (all parallel)."""
+    groups = _groups(summary)
+    written = [name for name, accesses in groups.items() if any(a.write for a in accesses)]
+    if len(written) != 1:
+        return None
+    dims = _single_map(groups[written[0]])
+    if dims is None or not dims or not all(summary.loops[d].parallel for d in dims):
+        return None
+    return written[0], dims
+
+
+@dataclass(frozen=True)
+class MatmulRoles:
+    """C[i, j] += A[.., ..] * B[.., ..] with A indexed by i and k, B by k and j."""
+
+    i: str
+    j: str
+    k: str
+    a: str
+    b: str
+    c: str
+    a_k_last: bool
+    """k indexes A's last dimension (its shared slice is stored transposed, k-major)."""
+    b_k_last: bool
+
+
+def matmul_roles(summary: NestSummary) -> MatmulRoles | None:
+    out = _output(summary)
+    if len(summary.loops) != 3 or out is None or len(out[1]) != 2:
+        return None
+    c, (i, j) = out
+    (k,) = {0, 1, 2} - {i, j}
+    if summary.loops[k].parallel:
+        return None
+    found: dict[frozenset[int], tuple[str, bool]] = {}
+    for name, accesses in _groups(summary).items():
+        if name == c:
+            continue
+        dims = _single_map(accesses)
+        if dims is None or len(dims) != 2:
+            return None
+        found[frozenset(dims)] = (name, dims[-1] == k)
+    a, b = found.get(frozenset({i, k})), found.get(frozenset({k, j}))
+    if len(found) != 2 or a is None or b is None:
+        return None
+    names = [loop.name for loop in summary.loops]
+    return MatmulRoles(names[i], names[j], names[k], a[0], b[0], c, a[1], b[1])
+
+
+@dataclass(frozen=True)
+class ConvRoles:
+    """out[o0, o1(, o2)] += image[o0 + f, o1 + f'(, o2 + f'')] * ... (2-D or 3-D)."""
+
+    outs: tuple[str, ...]
+    """The loop of each output dimension."""
+    filters: tuple[str, ...]
+    """The reduction loops, in band order."""
+    out: str
+
+
+def conv_roles(summary: NestSummary) -> ConvRoles | None:
+    out = _output(summary)
+    if out is None or len(out[1]) not in (2, 3) or len(summary.loops) != 2 * len(out[1]):
+        return None
+    array, dims = out
+    filters = [d for d in range(len(summary.loops)) if d not in dims]
+    if any(summary.loops[d].parallel for d in filters):
+        return None
+    names = [loop.name for loop in summary.loops]
+    for accesses in _groups(summary).values():
+        if accesses[0].write or len(accesses[0].coeffs) != len(dims):
+            continue
+        taps = [_tap(row, o, filters) for row, o in zip(accesses[0].coeffs, dims, strict=True)]
+        if None not in taps and len(set(taps)) == len(taps):
+            return ConvRoles(tuple(names[d] for d in dims), tuple(names[d] for d in filters), array)
+    return None
+
+
+def _tap(row: Sequence[int], out: int, filters: Sequence[int]) -> int | None:
+    """The filter loop f of an image index `out + f` (coefficients 1), else None."""
+    nonzero = {d: c for d, c in enumerate(row) if c}
+    others = [d for d in nonzero if d != out]
+    if nonzero.get(out) != 1 or len(others) != 1 or others[0] not in filters:
+        return None
+    return others[0] if nonzero[others[0]] == 1 else None
+
+
+@dataclass(frozen=True)
+class StencilRoles:
+    """out[y, x] = f(a[y + dy, x + dx] ...) over a 2-D parallel band."""
+
+    y: str
+    x: str
+
+
+def stencil_roles(summary: NestSummary) -> StencilRoles | None:
+    out = _output(summary)
+    if len(summary.loops) != 2 or out is None or len(out[1]) != 2:
+        return None
+    if not all(loop.parallel for loop in summary.loops):
+        return None
+    array, (y, x) = out
+    coeffs = _groups(summary)[array][0].coeffs
+    for accesses in _groups(summary).values():
+        offsets = {a.offset for a in accesses if not a.write and a.coeffs == coeffs}
+        if len(offsets) >= 2:
+            return StencilRoles(summary.loops[y].name, summary.loops[x].name)
+    return None
+
+
+def coalescing_rank(summary: NestSummary, d: int) -> tuple[int, int, int]:
+    """gpu-map-loops' choice of threadIdx.x (loops/gpu_plan.py): accesses and stores whose
+    last index moves by ±1 with loop `d`, then depth."""
+    count = stores = 0
+    for access in summary.accesses:
+        if access.coeffs and abs(access.coeffs[-1][d]) == 1:
+            count += 1
+            stores += access.write
+    return count, stores, d
+
+
+@dataclass(frozen=True)
+class MapRoles:
+    """The loops `map_nest` maps: up to three of the first run of parallel loops."""
+
+    order: tuple[str, ...]
+    """The band order the recipe works in (the mapped loops innermost in the run)."""
+    mapped: tuple[str, ...]
+    """In band order."""
+    axes: tuple[str, ...]
+    """The mapped loops on x, y, z."""
+    inner: str | None
+    """The innermost loop inside the run (unrollable), if any."""
+    host: int
+    """Sequential loops outside the run (they stay on the host)."""
+
+
+def map_roles(summary: NestSummary) -> MapRoles | None:
+    loops = summary.loops
+    first = next((d for d, loop in enumerate(loops) if loop.parallel), None)
+    if first is None:
+        return None
+    end = first
+    while end < len(loops) and loops[end].parallel:
+        end += 1
+    run = list(range(first, end))
+    x = max(run, key=lambda d: coalescing_rank(summary, d))
+    others = [d for d in run if d != x][-2:]
+    mapped = sorted([x, *others])
+    kept = [d for d in run if d not in mapped]
+    order = [*range(first), *kept, *mapped, *range(end, len(loops))]
+    names = [loop.name for loop in loops]
+    axes = [x, *sorted(others, key=order.index, reverse=True)]
+    return MapRoles(
+        tuple(names[d] for d in order),
+        tuple(names[d] for d in mapped),
+        tuple(names[d] for d in axes),
+        names[-1] if end < len(loops) else None,
+        first,
+    )
+
+
+def matmul(
+    summary: NestSummary,
+    bm: int,
+    bn: int,
+    bk: int,
+    tm: int,
+    tn: int,
+    pipelined: bool = True,
+    min_blocks: int = 0,
+    outer_product: bool = False,
+    guarded: bool = False,
+) -> Schedule:
+    """C[i, j] += A[i, k] * B[k, j] (any order of A's and B's dimensions): a bm x bn block
+    tile (threads bn/tn x bm/tm, j on x), bk-deep slices of A and B in shared memory (stored
+    k-major: a slice whose last dimension is k is transposed), a tm x tn register tile per
+    thread with C's accumulators in registers across k_t (scalar-replace); copies unrolled
+    and, when `pipelined`, issued one k_t ahead; `min_blocks` blocks per SM (launch bounds).
+    `outer_product` puts k outside the register tile. `guarded`: for tiles that do not divide
+    the trip counts: the register tile is unrolled by tm, tn with remainders, no pipelining."""
+    r = matmul_roles(summary)
+    if r is None:
+        raise LoopoptError(f"matmul recipe: @{summary.func} is not C[i, j] += A[i, k] * B[k, j]")
+    band = [name for name in (loop.name for loop in summary.loops) if name != r.k] + [r.k]
+    size = {r.i: bm, r.j: bn, r.k: bk}
+    thread = {r.i: tm, r.j: tn}
+    p0, p1 = band[0], band[1]
+    kt = fresh(summary, f"{r.k}_t")
+    threads = (bn // tn, bm // tm, 1)
+    mapping = f"block={threads[0]},{threads[1]}" + (
+        f" min-blocks-per-sm={min_blocks}" if min_blocks else ""
+    )
+    copies = [
+        f"loop-unroll{{unroll-full loop={array}_copy_in}}"
+        for array, elements in ((r.a, bm * bk), (r.b, bk * bn))
+        if elements > threads[0] * threads[1]
+    ]
+    if guarded:
+        compute = [
+            f"loop-unroll{{unroll-factor={thread[name]} loop={name}}}"
+            for name in (p1, p0)
+            if thread[name] > 1
+        ]
+    else:
+        compute = [f"loop-unroll{{unroll-full loop={name}}}" for name in (r.k, p1, p0)]
+    transposed = tuple(a for a, t in ((r.a, r.a_k_last), (r.b, r.b_k_last)) if t)
+    pipeline = [
+        *reorder(summary, band),
+        f"loop-tile{{tile-sizes={_join(size[n] for n in band)}}}",
+        *(
+            f"promote{{arrays={a} loop={kt} memory-space=shared pad={PAD}"
+            + (" transpose}" if a in transposed else "}")
+            for a in (r.a, r.b)
+        ),
+        f"loop-tile{{loops={p0},{p1} tile-sizes={thread[p0]},{thread[p1]}}}",
+        *(
+            [f"loop-interchange{{loops={p0},{p1},{r.k} permutation=1,2,0}}"]
+            if outer_product
+            else []
+        ),
+        f"gpu-map-loops{{{mapping}}}",
+        *copies,
+        *([f"pipeline-copies{{loop={kt}}}"] if pipelined and not guarded else []),
+        *compute,
+        f"scalar-replace{{loop={kt}}}",
+    ]
+    params = [("bm", bm), ("bn", bn), ("bk", bk), ("tm", tm), ("tn", tn)]
+    params += [("pipelined", int(pipelined and not guarded))]
+    params += [
+        (k, int(v))
+        for k, v in (
+            ("min_blocks", min_blocks),
+            ("outer_product", outer_product),
+            ("guarded", guarded),
+        )
+        if v
+    ]
+    return Schedule(
+        recipe="matmul",
+        params=tuple(params),
+        pipeline=",".join(pipeline),
+        block_tile=tuple((n, size[n]) for n in band),
+        thread_tile=((p0, thread[p0]), (p1, thread[p1])),
+        threads=threads,
+        x_loop=r.j,
+        shared=(r.a, r.b),
+        pad=PAD,
+        transposed=transposed,
+        unrolled=() if guarded else (r.k, p1, p0),
+        registers=(r.c,),
+        pipelined=pipelined and not guarded,
+        min_blocks=min_blocks,
+    )
+
+
+def conv(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
+    """out[o..] += image[o.. + f..] * filt[f..], 2-D or 3-D. 2-D: a by x bx output tile per
+    block, `rows` consecutive outputs of a column per thread (threads bx x by/rows, the
+    output's last loop on x), the filter loops and the rows unrolled: each image element a
+    thread needs is loaded once and reused from a register by every (output, tap) pair. 3-D:
+    one output plane per grid z, a by x bx tile of the other two; per first filter loop (a
+    loop), the other taps and the rows unrolled and the outputs in registers (scalar-replace).
+    `by` must divide the rows loop's trip count and `rows` divide `by` (full unrolls)."""
+    r = conv_roles(summary)
+    if r is None:
+        raise LoopoptError(f"conv recipe: @{summary.func} is not out[o] += image[o + f] * ...")
+    order = [*r.outs, *r.filters]
+    threads = (bx, by // rows, 1)
+    if len(r.outs) == 2:
+        (y, x), (f0, f1) = r.outs, r.filters
+        steps = [
+            f"loop-tile{{tile-sizes={by},{bx}}}",
+            f"loop-tile{{loops={y} tile-sizes={rows}}}",
+            f"loop-interchange{{loops={y},{x} permutation=1,0}}",
+            f"gpu-map-loops{{block={bx},{by // rows}}}",
+            *(f"loop-unroll{{unroll-full loop={name}}}" for name in (f1, f0, y)),
+        ]
+        unrolled, registers = (f1, f0, y), ()
+    else:
+        (_, y, x), (f0, f1, f2) = r.outs, r.filters
+        steps = [
+            f"loop-tile{{tile-sizes=0,{by},{bx}}}",
+            f"loop-tile{{loops={y} tile-sizes={rows}}}",
+            f"loop-interchange{{loops={y},{x} permutation=1,0}}",
+            f"loop-interchange{{loops={y},{f0} permutation=1,0}}",
+            f"gpu-map-loops{{block={bx},{by // rows},1}}",
+            *(f"loop-unroll{{unroll-full loop={name}}}" for name in (f2, f1, y)),
+            f"scalar-replace{{loop={f0}}}",
+        ]
+        unrolled, registers = (f2, f1, y), (r.out,)
+    return Schedule(
+        recipe="conv",
+        params=(("by", by), ("bx", bx), ("rows", rows)),
+        pipeline=",".join([*reorder(summary, order), *steps]),
+        block_tile=((y, by), (x, bx)),
+        thread_tile=((y, rows),),
+        threads=threads,
+        x_loop=x,
+        unrolled=unrolled,
+        registers=registers,
+    )
+
+
+def stencil(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
+    """out[y, x] = f(a[y + dy, x + dx] ...): a by x bx tile per block, `rows` consecutive rows
+    of a column per thread (threads bx x by/rows), unrolled by `rows` so that the rows share
+    their loads; partial tiles keep guards and remainders (any trip counts)."""
+    r = stencil_roles(summary)
+    if r is None:
+        raise LoopoptError(f"stencil recipe: @{summary.func} is not a 2-D stencil")
+    steps = [
+        f"loop-tile{{tile-sizes={by},{bx}}}",
+        f"loop-tile{{loops={r.y} tile-sizes={rows}}}",
+        f"loop-interchange{{loops={r.y},{r.x} permutation=1,0}}",
+        f"gpu-map-loops{{block={bx},{by // rows}}}",
+        f"loop-unroll{{unroll-factor={rows} loop={r.y}}}",
+    ]
+    return Schedule(
+        recipe="stencil",
+        params=(("by", by), ("bx", bx), ("rows", rows)),
+        pipeline=",".join([*reorder(summary, [r.y, r.x]), *steps]),
+        block_tile=((r.y, by), (r.x, bx)),
+        thread_tile=((r.y, rows),),
+        threads=(bx, by // rows, 1),
+        x_loop=r.x,
+        unrolled=(r.y,),
+    )
+
+
+def map_nest(summary: NestSummary, block: Sequence[int], unroll: int = 1) -> Schedule:
+    """Any nest with a parallel loop: up to three loops of its first parallel run (the one
+    gpu-map-loops puts on threadIdx.x and the innermost others) tiled by the block shape
+    (`block`: threads along x, y, z), one iteration per thread; the innermost loop inside the
+    run unrolled `unroll` times (with a remainder). Sequential loops outside stay on the host."""
+    r = map_roles(summary)
+    if r is None:
+        raise LoopoptError(f"map recipe: no loop of @{summary.func} is parallel")
+    shape = (*block, 1, 1, 1)[:3]
+    size = dict(zip(r.axes, shape, strict=False))
+    steps = [
+        f"loop-tile{{loops={_join(r.mapped)} tile-sizes={_join(size[n] for n in r.mapped)}}}",
+        f"gpu-map-loops{{block={_join(shape[: len(r.axes)])}}}",
+        *([f"loop-unroll{{unroll-factor={unroll} loop={r.inner}}}"] if unroll > 1 else []),
+    ]
+    return Schedule(
+        recipe="map",
+        params=(("bx", shape[0]), ("by", shape[1]), ("bz", shape[2]), ("unroll", unroll)),
+        pipeline=",".join([*reorder(summary, r.order), *steps]),
+        block_tile=tuple((n, size[n]) for n in r.mapped),
+        thread_tile=(),
+        threads=(shape[0], shape[1], shape[2]),
+        x_loop=r.axes[0],
+        extra=(("host_loops", r.host),) if r.host else (),
+    )
