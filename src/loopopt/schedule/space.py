@@ -1,0 +1,184 @@
+"""The candidate schedules of a nest: its class, the recipe's parameter grid, what fits.
+
+    s = summarize(fn)
+    classify(s)                      # "matmul" | "conv" | "stencil" | "map"
+    for schedule in candidates(s, DEVICES["sm_90"]):
+        ...                          # deterministic order, no two with the same pipeline
+
+The class comes from the access structure (schedule/recipes.py's role finders, never names):
+matmul (C[i, j] += A[i, k] * B[k, j], any order of A's and B's dimensions), conv (2-D or 3-D
+out[o] += image[o + f] * ...), stencil (a 2-D parallel band reading one array at several
+offsets), map (anything with a parallel loop). Each class enumerates its recipe's parameters:
+
+    matmul   bm, bn ∈ {32..256}, bk ∈ {8, 16, 32}, tm, tn ∈ {1, 2, 4, 8}, pipelined on/off
+    conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread)
+    stencil  by ∈ {1..256}, bx ∈ {16..256}, rows ∈ {1..16}
+    map      block shapes over the 1-3 mapped loops, unroll ∈ {1, 2, 4, 8} of the inner loop
+
+The fast matmul and conv recipes fully unroll, so only tiles that divide the trip counts they
+unroll are offered (and, pipelined, a block's threads must divide each copy); when none does,
+the space falls back to guarded matmul tiles, or to the map recipe. Tiles far larger than a
+loop (twice its trip count or more) are left out. Last, what does not fit the device goes
+(schedule/resources.misfit: threads, shared memory, registers, occupancy), and so do blocks of
+fewer than 32 threads (a partial warp).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+
+from loopopt.diagnostics import LoopoptError
+from loopopt.schedule import recipes
+from loopopt.schedule.recipes import conv_roles, map_roles, matmul_roles, stencil_roles
+from loopopt.schedule.resources import misfit
+from loopopt.schedule.types import Device, NestSummary, Schedule
+
+MIN_THREADS = 32
+"""A block of fewer threads than a warp leaves lanes idle."""
+
+
+def classify(summary: NestSummary) -> str:
+    """matmul, conv, stencil or map, by the nest's access structure."""
+    if matmul_roles(summary) is not None:
+        return "matmul"
+    if conv_roles(summary) is not None:
+        return "conv"
+    if stencil_roles(summary) is not None:
+        return "stencil"
+    return "map"
+
+
+def candidates(summary: NestSummary, device: Device) -> list[Schedule]:
+    """The schedules of the nest's class that fit `device` (see the module docstring)."""
+    kind = classify(summary)
+    found = _fitting(SPACES[kind](summary), summary, device)
+    if not found and kind == "matmul":
+        found = _fitting(_guarded_matmul(summary), summary, device)
+    if not found and kind != "map":
+        found = _fitting(_map(summary), summary, device)
+    if not found:
+        why = _why_none(summary, device)
+        raise LoopoptError(f"no schedule of @{summary.func} fits {device.arch}: {why}")
+    return found
+
+
+def _fitting(schedules: Iterable[Schedule], summary: NestSummary, device: Device) -> list[Schedule]:
+    seen: set[str] = set()
+    kept: list[Schedule] = []
+    for s in schedules:
+        if s.pipeline in seen or s.threads_per_block < MIN_THREADS:
+            continue
+        seen.add(s.pipeline)
+        if misfit(summary, s, device) is None:
+            kept.append(s)
+    return kept
+
+
+def _why_none(summary: NestSummary, device: Device) -> str:
+    if map_roles(summary) is None:
+        return "no loop is parallel"
+    for s in _map(summary):
+        reason = misfit(summary, s, device)
+        if reason is not None:
+            return reason
+    return "no block shape has a full warp"
+
+
+def _upto(options: Sequence[int], trip: int) -> list[int]:
+    """The options below twice `trip` (a tile far larger than its loop only adds guards);
+    the smallest option stays."""
+    return [s for s in options if s < 2 * trip or s == options[0]]
+
+
+def _divisors(options: Sequence[int], trip: int) -> list[int]:
+    return [s for s in options if trip % s == 0]
+
+
+def _matmul(summary: NestSummary) -> Iterable[Schedule]:
+    r = matmul_roles(summary)
+    assert r is not None
+    m, n, k = (summary.loop(name).trip for name in (r.i, r.j, r.k))
+    tiles = itertools.product(
+        _divisors((32, 64, 128, 256), m),
+        _divisors((32, 64, 128, 256), n),
+        _divisors((8, 16, 32), k),
+        (1, 2, 4, 8),
+        (1, 2, 4, 8),
+        (True, False),
+    )
+    for bm, bn, bk, tm, tn, pipelined in tiles:
+        threads = (bm // tm) * (bn // tn)
+        if pipelined and (bm * bk % threads or bk * bn % threads):
+            continue  # a guarded copy cannot be issued ahead
+        yield recipes.matmul(summary, bm, bn, bk, tm, tn, pipelined)
+
+
+def _guarded_matmul(summary: NestSummary) -> Iterable[Schedule]:
+    r = matmul_roles(summary)
+    assert r is not None
+    m, n, k = (summary.loop(name).trip for name in (r.i, r.j, r.k))
+    tiles = itertools.product(
+        _upto((32, 64, 128), m),
+        _upto((32, 64, 128), n),
+        _upto((8, 16, 32), k),
+        (1, 2, 4, 8),
+        (1, 2, 4, 8),
+    )
+    for bm, bn, bk, tm, tn in tiles:
+        yield recipes.matmul(summary, bm, bn, bk, tm, tn, pipelined=False, guarded=True)
+
+
+def _conv(summary: NestSummary) -> Iterable[Schedule]:
+    r = conv_roles(summary)
+    assert r is not None
+    y, x = r.outs[-2:]
+    rows_y, cols = summary.loop(y).trip, summary.loop(x).trip
+    for by in _divisors((4, 8, 16, 32, 64, 128), rows_y):
+        for bx in _upto((16, 32, 64, 128, 256), cols):
+            for rows in (1, 2, 4, 8, 16):
+                if rows <= by:
+                    yield recipes.conv(summary, by, bx, rows)
+
+
+def _stencil(summary: NestSummary) -> Iterable[Schedule]:
+    r = stencil_roles(summary)
+    assert r is not None
+    rows_y, cols = summary.loop(r.y).trip, summary.loop(r.x).trip
+    for by in _upto((1, 2, 4, 8, 16, 32, 64, 128, 256), rows_y):
+        for bx in _upto((16, 32, 64, 128, 256), cols):
+            for rows in (1, 2, 4, 8, 16):
+                if rows <= by:
+                    yield recipes.stencil(summary, by, bx, rows)
+
+
+BLOCK_SHAPES: dict[int, tuple[tuple[int, ...], ...]] = {
+    1: ((32, 64, 128, 256, 512, 1024),),
+    2: ((16, 32, 64, 128, 256), (1, 2, 4, 8, 16, 32)),
+    3: ((16, 32, 64, 128), (1, 2, 4, 8, 16), (1, 2, 4, 8)),
+}
+"""Threads along x, y, z for 1, 2 and 3 mapped loops."""
+
+
+def _map(summary: NestSummary) -> Iterable[Schedule]:
+    r = map_roles(summary)
+    if r is None:
+        return
+    axes = [
+        _upto(options, summary.loop(name).trip)
+        for options, name in zip(BLOCK_SHAPES[len(r.axes)], r.axes, strict=True)
+    ]
+    unrolls = [1]
+    if r.inner is not None:
+        unrolls += [u for u in (2, 4, 8) if u <= summary.loop(r.inner).trip]
+    for shape in itertools.product(*axes):
+        for unroll in unrolls:
+            yield recipes.map_nest(summary, shape, unroll)
+
+
+SPACES: dict[str, Callable[[NestSummary], Iterable[Schedule]]] = {
+    "matmul": _matmul,
+    "conv": _conv,
+    "stencil": _stencil,
+    "map": _map,
+}
