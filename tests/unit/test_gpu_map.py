@@ -9,7 +9,7 @@ import pytest
 from equivalence import run
 from gpu_emulator import emulate
 from xdsl.dialects import affine, arith, func, memref, scf
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
 
@@ -619,6 +619,40 @@ def _check(text: str, fn: str, arrays: list[np.ndarray], pre: str = "", **option
 )
 def test_matmul_runs(pre: str, options: dict[str, object], rng: np.random.Generator) -> None:
     _check(*kernels.matmul(37, 29, 23, rng), pre, **options)
+
+
+@pytest.mark.parametrize("sizes", [(37, 29, 23), (64, 64, 32)])
+@pytest.mark.parametrize("block", [(8, 8), (4, 2)])
+def test_vector_copies_run(
+    sizes: tuple[int, int, int], block: tuple[int, int], rng: np.random.Generator
+) -> None:
+    """copy-vector=4: each thread copies 4 consecutive elements (one round or several, whole
+    or partial tiles); the emulated kernels still compute the nest."""
+    pre = "loop-tile{tile-sizes=16,16,8},promote{loop=k_t arrays=A,B memory-space=shared}"
+    _check(*kernels.matmul(*sizes, rng), pre, block=block, copy_vector=4)
+
+
+def _named(kernel: Operation, name: str) -> list[Operation]:
+    return [op for op in kernel.walk() if op.results and op.results[0].name_hint == name]
+
+
+def test_vector_copies_take_consecutive_elements() -> None:
+    """The 4 lanes of a thread share one first element (the row) and differ in the column;
+    the kernel asks for 16-byte aligned arrays. A copy whose rows 4 does not divide (a k tile
+    of 6) keeps scalar elements."""
+    pre = "loop-tile{tile-sizes=16,16,8},promote{loop=k_t arrays=A,B memory-space=shared}"
+    text = kernels.matmul(64, 64, 32, np.random.default_rng(0))[0]
+    (kernel,) = kernels_of(mapped(text, pre, block=(8, 8), copy_vector=4))
+    assert kernel.attributes["loopopt.pointer_align"] == IntegerAttr(16, 32)
+    assert len(_named(kernel, "A_copy_in_e")) == 1
+    a_loads = [
+        op for op in kernel.walk() if isinstance(op, affine.LoadOp) and op.memref.name_hint == "A"
+    ]
+    assert len(a_loads) == 4  # 16x8 elements, 32 vectors over 64 threads: one each, guarded
+    (odd,) = kernels_of(
+        mapped(text, pre.replace("16,16,8", "16,16,6"), block=(8, 8), copy_vector=4)
+    )
+    assert not _named(odd, "A_copy_in_e") and _named(odd, "B_copy_in_e")
 
 
 def test_stencils_and_triangles_run(rng: np.random.Generator) -> None:

@@ -38,6 +38,7 @@ from loopopt.lowering.gpu_to_nvvm import (
     KERNEL_ATTR,
     MAX_THREADS_ATTR,
     MIN_BLOCKS_ATTR,
+    POINTER_ALIGN_ATTR,
     SHARED_BYTES_ATTR,
     lower_gpu_to_nvvm,
 )
@@ -114,9 +115,12 @@ def _llvm_ir(gmod: gpu.ModuleOp, info: Arch, machine: llvm.TargetMachine) -> tup
             function = module.get_global(op.sym_name.data)
             assert isinstance(function, ir.Function)
             function.calling_convention = "ptx_kernel"
+            align = op.attributes.get(POINTER_ALIGN_ATTR)
             for arg in function.args:  # distinct arrays never alias (the analyses assume it)
                 if isinstance(arg.type, ir.PointerType):
                     arg.add_attribute("noalias")
+                    if isinstance(align, IntegerAttr):  # checked at launch
+                        arg.attributes.align = align.value.data
             _launch_bounds(module, function, op)
     for value in module.global_values:
         if _is_shared(value):

@@ -19,7 +19,11 @@ l mod T (T threads; the linear id is tx + bdx * ty + bdx * bdy * tz): consecutiv
 warp copy consecutive elements of the innermost, contiguous dimension. More elements than
 threads: `affine.for %r = 0 to ceildiv(E, T)` with l = tid + r * T (a constant trip count:
 `loop-unroll{unroll-full loop=A_copy_in}` issues all of a thread's loads before its stores;
-l < E is guarded when T does not divide E). The copy loops' own bounds become the guard (left
+l < E is guarded when T does not divide E). With a vector width V that divides the innermost
+extent, thread t takes the V consecutive elements l = (t + r * T) * V + v, v = 0 .. V-1
+(a loop the caller unrolls): their loads and stores are adjacent, so LLVM's load-store vectorizer
+makes 128-bit accesses of them where it can prove the alignment (kernel pointer parameters
+are `align 16` then; the launch checks it). The copy loops' own bounds become the guard (left
 out where they always hold). Not checked here: that the copy's iterations are independent (they
 are for `promote`'s copies: each element once).
 """
@@ -58,8 +62,13 @@ def copy_name(nest: affine.ForOp) -> str:
     return name[: -len("_0")] if name.endswith("_0") else name
 
 
-def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
-    """Replace the copy nest `nest` by its iterations spread over the block's threads."""
+def spread_copy(
+    nest: affine.ForOp, ids: KernelIds, pass_name: str, vector: int = 1
+) -> affine.ForOp | None:
+    """Replace the copy nest `nest` by its iterations spread over the block's threads; with
+    `vector` > 1 dividing the innermost extent, each thread takes `vector` consecutive
+    elements at a time (see the module docstring) in a loop over them that is returned, for
+    the caller to unroll (`unroll_full`) once the barriers are placed."""
     loops = copy_loops(nest)
     extents: list[int] = []
     for loop in loops:
@@ -71,15 +80,17 @@ def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
                 op=loop,
             )
         extents.append(trip)
+    width = vector if vector > 1 and extents[-1] % vector == 0 else 1
     total, threads = math.prod(extents), ids.total()
+    groups = total // width
     parent = nest.parent_block()
     assert parent is not None
     name = copy_name(nest)
     builder = BoundBuilder()
     linear = ids.linear(builder)
     marked: Operation | None = None
-    if total > threads:
-        rounds = -(-total // threads)
+    if groups > threads:
+        rounds = -(-groups // threads)
         spread = new_loop(Bound.constant(0), Bound.constant(rounds), 1)
         parent.insert_op_before(spread, nest)
         round_index = iv(spread)
@@ -96,12 +107,22 @@ def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
         parent.insert_op_before(start, nest)
         container, anchor, element = parent, nest, start.results[0]
     assert anchor is not None
-    coordinates = _coordinates(loops, extents, element)
+    lanes: affine.ForOp | None = None
+    if width > 1:
+        lanes = new_loop(Bound.constant(0), Bound.constant(width), 1)
+        container.insert_op_before(lanes, anchor)
+        group_builder = BoundBuilder()
+        first = index_value(group_builder, [group_builder.dim(element) * width], f"{name}_e")
+        container.insert_op_before(first, lanes)
+        container, anchor = lanes.body.block, lanes.body.block.last_op
+        assert anchor is not None
+        element = first.results[0]
+    coordinates = _coordinates(loops, extents, element, iv(lanes) if lanes else None)
     for op in coordinates:
         container.insert_op_before(op, anchor)
     guard_builder = BoundBuilder()
     checks: list[AffineExpr] = []
-    if total % threads:
+    if groups % threads:
         checks.append(AffineExpr.constant(total - 1) - guard_builder.dim(element))
     for loop, extent, op in zip(loops, extents, coordinates, strict=True):
         here = guard_builder.dim(op.results[0])
@@ -124,12 +145,15 @@ def spread_copy(nest: affine.ForOp, ids: KernelIds, pass_name: str) -> None:
         marked.attributes[MAPPING] = StringAttr("threads")
     nest.detach()
     nest.erase()
+    return lanes
 
 
 def _coordinates(
-    loops: list[affine.ForOp], extents: list[int], element: SSAValue
+    loops: list[affine.ForOp], extents: list[int], element: SSAValue, lane: SSAValue | None
 ) -> list[Operation]:
-    """c_d = lb_d + ((l floordiv prod(E_{>d})) mod E_d) * step_d, one op per copy loop."""
+    """c_d = lb_d + ((l floordiv prod(E_{>d})) mod E_d) * step_d, one op per copy loop; a
+    `lane` is added to the innermost index (l is then the first element of a vector that
+    the innermost extent holds whole, so the lanes share the other coordinates)."""
     ops: list[Operation] = []
     for d, loop in enumerate(loops):
         builder = BoundBuilder()
@@ -139,6 +163,8 @@ def _coordinates(
             index = index // stride
         if d > 0:
             index = index % extents[d]
+        if lane is not None and d == len(loops) - 1:
+            index = index + builder.dim(lane)
         lows = [e + index * step_of(loop) for e in builder.results_of(lower_bound(loop))]
         name = iv(loop).name_hint
         ops.append(index_value(builder, lows, name))

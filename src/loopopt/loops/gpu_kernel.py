@@ -46,6 +46,7 @@ from loopopt.loops.gpu_map import (
 from loopopt.loops.gpu_plan import AXES
 from loopopt.loops.nest import describe_loop, enclosing_loops
 from loopopt.loops.promote import COPY
+from loopopt.loops.unroll import unroll_full
 
 BLOCK_LEVEL_WRITES = frozenset(
     {
@@ -172,7 +173,11 @@ def mark_sequential(kernel: gpu.FuncOp) -> None:
 
 
 def map_kernel(
-    kernel: gpu.FuncOp, root: affine.ForOp, dims: list[MappedDim], pass_name: str
+    kernel: gpu.FuncOp,
+    root: affine.ForOp,
+    dims: list[MappedDim],
+    pass_name: str,
+    copy_vector: int = 1,
 ) -> None:
     """Map the outlined nest `root` of `kernel` onto blocks and threads (see the docstring)."""
     depth = {op: len(enclosing_loops(op)) for d in dims for op in (d.tile, d.point)}
@@ -189,8 +194,7 @@ def map_kernel(
         map_tile_loop(dim, ids)
     for dim in sorted(dims, key=lambda d: depth[d.point]):
         map_point_loop(dim, ids)
-    for nest in level.copies:
-        spread_copy(nest, ids, pass_name)
+    lanes = [spread_copy(nest, ids, pass_name, copy_vector) for nest in level.copies]
     for store in level.stores:
         one_thread(store, ids)
     requirements += shared_requirements(kernel)
@@ -198,6 +202,9 @@ def map_kernel(
     mark_sequential(kernel)
     place_barriers(kernel, requirements, pass_name)
     check_barriers(kernel, pass_name)
+    for loop in lanes:
+        if loop is not None:
+            unroll_full(loop, pass_name)
     kernel.attributes[MAPPING] = DictionaryAttr(summary)
     sizes = [ids.sizes.get(axis, 1) for axis in AXES]
     kernel.known_block_size = DenseArrayBase.from_list(i32, sizes)

@@ -42,6 +42,9 @@ KERNEL_ATTR = "nvvm.kernel"
 MAX_THREADS_ATTR = "nvvm.maxntid"
 """The block size a kernel is launched with (from known_block_size): PTX `.maxntid`."""
 MIN_BLOCKS_ATTR = "loopopt.min_blocks_per_sm"
+POINTER_ALIGN_ATTR = "loopopt.pointer_align"
+"""Bytes every array argument of the kernel is aligned to (its pointers are `align N`; the
+launch checks it): set where copies move 128-bit vectors."""
 """Blocks that must fit on one SM at once (gpu-map-loops' min-blocks-per-sm): `.minnctapersm`,
 which caps the registers per thread."""
 SHARED_BYTES_ATTR = "loopopt.shared_bytes"
@@ -103,8 +106,9 @@ class KernelLowering(RewritePattern):
             new.attributes[KERNEL_ATTR] = UnitAttr()
         if op.known_block_size is not None:
             new.attributes[MAX_THREADS_ATTR] = op.known_block_size
-        if MIN_BLOCKS_ATTR in op.attributes:
-            new.attributes[MIN_BLOCKS_ATTR] = op.attributes[MIN_BLOCKS_ATTR]
+        for kept in (MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR):
+            if kept in op.attributes:
+                new.attributes[kept] = op.attributes[kept]
         rewriter.replace(op, new)
 
 
@@ -147,7 +151,9 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     _reject_gpu_ops(converted)
     kernels = {
         fn.sym_name.data: {
-            k: v for k, v in fn.attributes.items() if k in (MAX_THREADS_ATTR, MIN_BLOCKS_ATTR)
+            k: v
+            for k, v in fn.attributes.items()
+            if k in (MAX_THREADS_ATTR, MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR)
         }
         for fn in converted
         if KERNEL_ATTR in fn.attributes

@@ -47,7 +47,7 @@ from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
 from loopopt.loops.gpu_plan import plan_kernel
 from loopopt.loops.nest import describe_loop, functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
-from loopopt.lowering.gpu_to_nvvm import MIN_BLOCKS_ATTR
+from loopopt.lowering.gpu_to_nvvm import MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR
 from loopopt.passes import LoopoptPass
 
 HOST_MEMORY_OPS = frozenset(
@@ -64,6 +64,9 @@ HOST_MEMORY_OPS = frozenset(
 )
 """Ops that would touch (device) memory from the host: refused outside kernels."""
 
+VECTOR_BYTES = 16
+"""The widest vector access (ld.global.v4.f32): what `copy-vector` asks the arrays to align to."""
+
 
 @dataclass(frozen=True)
 class GpuMapLoopsPass(LoopoptPass):
@@ -78,6 +81,10 @@ class GpuMapLoopsPass(LoopoptPass):
     min_blocks_per_sm: int = 0
     """Blocks that must fit on one SM together (CUDA's __launch_bounds__ second argument):
     caps the registers per thread; 0 leaves it to the compiler."""
+    copy_vector: int = 1
+    """Elements each thread copies at a time into shared memory (4: 128-bit copies of f32
+    where LLVM proves them aligned; array arguments must then be 16-byte aligned, which the
+    launch checks)."""
     func: str | None = None
     """Only this function."""
 
@@ -136,7 +143,9 @@ class _Host:
             sizes.block,
             sizes.nonempty,
         )
-        map_kernel(kernel, nest_root, dims, name)
+        map_kernel(kernel, nest_root, dims, name, self.options.copy_vector)
+        if self.options.copy_vector > 1:
+            kernel.attributes[POINTER_ALIGN_ATTR] = IntegerAttr(VECTOR_BYTES, i32)
         if self.options.min_blocks_per_sm > 0:
             kernel.attributes[MIN_BLOCKS_ATTR] = IntegerAttr(self.options.min_blocks_per_sm, i32)
         return 1

@@ -189,6 +189,17 @@ def require_distinct_arrays(kernel: str, params: Sequence[Param]) -> None:
         seen[address] = position
 
 
+def require_aligned(kernel: str, params: Sequence[Param], align: int) -> None:
+    """Refuse a launch whose array arguments are not `align`-byte aligned: the kernel's
+    pointer parameters promise it (its copies move 128-bit vectors)."""
+    for position, (value, ctype) in enumerate(params):
+        if ctype is ctypes.c_void_p and value and int(value) % align:
+            raise LoopoptError(
+                f"kernel {kernel}: argument {position} is not {align}-byte aligned (its copies "
+                f"use {align * 8}-bit vectors; pass an aligned copy of the array)"
+            )
+
+
 def launch(
     kernel: Kernel,
     grid: Sequence[int],

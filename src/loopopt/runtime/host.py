@@ -43,7 +43,12 @@ from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.lowering.func_to_llvm import signature_inputs
-from loopopt.lowering.gpu_to_nvvm import DYNAMIC_SHARED_ATTR, KERNEL_ATTR, lower_gpu_to_nvvm
+from loopopt.lowering.gpu_to_nvvm import (
+    DYNAMIC_SHARED_ATTR,
+    KERNEL_ATTR,
+    POINTER_ALIGN_ATTR,
+    lower_gpu_to_nvvm,
+)
 from loopopt.runtime import cuda
 from loopopt.runtime.cpu import compile_cpu
 from loopopt.runtime.gpu_args import Arguments
@@ -69,6 +74,8 @@ class KernelInfo:
     name: str
     params: list[Attribute]
     dynamic_shared_bytes: int
+    pointer_align: int = 0
+    """Bytes every array argument must be aligned to (0: any)."""
 
 
 @dataclass
@@ -97,6 +104,8 @@ class GpuProgram:
                     return  # an empty iteration space: nothing to launch
                 kernel = cuda.get_kernel(launch.kernel.ptx, launch.kernel.name)
                 params = list(zip(args[7:], launch.param_types, strict=True))
+                if launch.kernel.pointer_align:
+                    cuda.require_aligned(kernel.name, params, launch.kernel.pointer_align)
                 total = shared + launch.kernel.dynamic_shared_bytes
                 cuda.launch(kernel, grid, block, params, total)
             except LoopoptError as e:
@@ -127,7 +136,9 @@ def compile_gpu(module: ModuleOp, func_name: str, arch: str = "sm_90") -> GpuFun
                 dynamic = op.attributes.get(DYNAMIC_SHARED_ATTR)
                 dynamic_bytes = dynamic.value.data if isinstance(dynamic, IntegerAttr) else 0
                 inputs = list(op.function_type.inputs.data)
-                info = KernelInfo(ptx, op.sym_name.data, inputs, dynamic_bytes)
+                align = op.attributes.get(POINTER_ALIGN_ATTR)
+                align_bytes = align.value.data if isinstance(align, IntegerAttr) else 0
+                info = KernelInfo(ptx, op.sym_name.data, inputs, dynamic_bytes, align_bytes)
                 program.kernels[(gmod.sym_name.data, op.sym_name.data)] = info
         gmod.detach()
     module.attributes.pop("gpu.container_module", None)

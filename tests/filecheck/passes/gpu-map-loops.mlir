@@ -2,6 +2,7 @@
 // RUN: sed -n '/^\/\/ DEFAULT CASES/,/^\/\/ END OF DEFAULT CASES/p' %s | loopopt-opt - --split-input-file -p 'gpu-map-loops{grid=2}' | filecheck %s --check-prefix=GRID
 // RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops' | filecheck %s --check-prefix=TILED
 // RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops{block=16,8}' | filecheck %s --check-prefix=SMALL
+// RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops{block=16,8 copy-vector=4}' | filecheck %s --check-prefix=VECTOR
 // RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p gpu-map-loops
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{block=16,16,16}' 2>&1 | filecheck %s --check-prefix=SIZES
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{block=2048}' 2>&1 | filecheck %s --check-prefix=BIG
@@ -238,6 +239,20 @@ func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
 // SMALL-NEXT:      affine.for %j = affine_map<(d0, d1) -> ((d0 + d1))>(%tx, %j_t) to min affine_map<(d0) -> ((d0 + 32), 90)>(%j_t) step 16 {
 // SMALL:         } {loopopt.name = "i", loopopt.mapping = "thread y"}
 // SMALL-NEXT:    gpu.barrier
+// copy-vector=4: a thread copies 4 consecutive elements of a row (the first one, e, is shared
+// by the lanes; the lanes add 0..3 to the column), unrolled so that LLVM can merge them into
+// 128-bit accesses; the kernel's array arguments must be 16-byte aligned.
+// VECTOR:        gpu.func @tiled_k0({{.*}}loopopt.pointer_align = 16 : i32
+// VECTOR:        %A_copy_in_l = affine.apply affine_map<(d0, d1) -> ((d0 + (d1 * 16)))> (%tx, %ty)
+// VECTOR-NEXT:   %A_copy_in_e = affine.apply affine_map<(d0) -> ((d0 * 4))> (%A_copy_in_l)
+// VECTOR-NEXT:   %A_in0 = affine.apply affine_map<(d0) -> ((d0 floordiv 8))> (%A_copy_in_e)
+// VECTOR-NEXT:   %A_in1 = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 8) * -8)))> (%A_copy_in_e)
+// VECTOR-NEXT:   affine.if affine_set<(d0, d1, d2, d3, d4) : (((d0 * -1) + 255) >= 0, {{.*}}>(%A_copy_in_e, %A_in0, %i_t, %A_in1, %k_t) {
+// VECTOR-NEXT:     affine.load %A[%i_t + %A_in0, %k_t + %A_in1]
+// VECTOR:        %A_in1_1 = affine.apply affine_map<(d0) -> (((d0 + ((d0 floordiv 8) * -8)) + 1))> (%A_copy_in_e)
+// VECTOR:        %A_in1_3 = affine.apply affine_map<(d0) -> (((d0 + ((d0 floordiv 8) * -8)) + 3))> (%A_copy_in_e)
+// VECTOR:        %B_copy_in_e = affine.apply affine_map<(d0) -> ((d0 * 4))> (%B_copy_in_l)
+// VECTOR:        gpu.barrier
 func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x90xf32>) {
   affine.for %i = 0 to 100 {
     affine.for %j = 0 to 90 {
