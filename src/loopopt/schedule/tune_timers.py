@@ -8,7 +8,8 @@
 `GpuTimer` does the CPU-bound part (the passes, the NVVM lowering, llvmlite's PTX) in `build`,
 so a pool of processes can build while one worker times; `load` only parses the small host
 function, binds its launches to the PTX and JIT-compiles it. `CpuTimer` is the stand-in the
-tests use: it compiles with `loopopt.compile(target="cpu")` in `load` and times with
+tests use: `build` applies the whole pipeline (what is replayed must apply), `load` compiles
+with `loopopt.compile(target="cpu")` (the part before the first GPU pass) and `time` uses
 `time.perf_counter`. A timer is a frozen dataclass: it travels to the worker processes.
 """
 
@@ -56,9 +57,13 @@ class CpuTimer:
     reference_pipeline: ClassVar[str] = ""
 
     def build(self, text: str, func: str, pipeline: str) -> CpuArtifact:
-        from loopopt.api import _passes
+        """The whole pipeline must apply (as `loopopt-opt -p` replays it), GPU passes too;
+        what runs on the CPU is its part before the first GPU pass."""
+        from loopopt.api import _apply, _passes
+        from loopopt.context import make_context, parse_module
 
-        _passes(pipeline)  # a pipeline that does not parse fails here
+        ctx = make_context()
+        _apply(ctx, parse_module(text, "<tune>", ctx), _passes(pipeline))
         return CpuArtifact(text, func, pipeline)
 
     def load(self, artifact: CpuArtifact) -> Kernel:
@@ -92,8 +97,8 @@ class GpuArtifact:
 
 @dataclass(frozen=True)
 class GpuTimer:
-    """CUDA events: median of `repeat` runs, fewer (at least 3) when they would take over
-    `seconds`; arguments live on the GPU (torch tensors) when torch is installed."""
+    """CUDA events: median of `repeat` runs, fewer when they would take over `seconds`;
+    arguments live on the GPU (torch tensors) when torch is installed."""
 
     arch: str = "sm_90"
     repeat: int = 10
@@ -108,8 +113,12 @@ class GpuTimer:
         return load_gpu(artifact)
 
     def time(self, kernel: Kernel, args: Sequence[Any]) -> float:
-        first = kernel.time(*args, warmup=1, repeat=1)  # type: ignore[attr-defined]
-        runs = max(3, min(self.repeat, int(self.seconds * 1e3 / max(first, 1e-3))))
+        """The verification run warmed it up; a kernel slower than `seconds` / 3 is timed once
+        (enough to rank it)."""
+        first = kernel.time(*args, warmup=0, repeat=1)  # type: ignore[attr-defined]
+        runs = min(self.repeat, int(self.seconds * 1e3 / max(first, 1e-3)))
+        if runs < 3:
+            return first
         return kernel.time(*args, warmup=1, repeat=runs)  # type: ignore[attr-defined]
 
     def arrays(self) -> Arrays:
@@ -128,6 +137,7 @@ def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
     from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
     from loopopt.context import make_context, parse_module
     from loopopt.dialects import gpu_ext as gpu
+    from loopopt.lowering import gpu_to_nvvm
     from loopopt.lowering.gpu_to_nvvm import DYNAMIC_SHARED_ATTR, KERNEL_ATTR, lower_gpu_to_nvvm
     from loopopt.runtime.host import KernelInfo, _find_host
     from loopopt.universe import all_passes
@@ -141,6 +151,8 @@ def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
             raise LoopoptError(f"nothing in @{func} is mapped onto the GPU")
         _apply(ctx, module, [all_passes()["gpu-map-loops"]()()])
     lower_gpu_to_nvvm(module)
+    # The kernel facts compile_gpu (runtime/host.py) records; the alignment one is newer.
+    align_attr = getattr(gpu_to_nvvm, "POINTER_ALIGN_ATTR", None)
     kernels = []
     for gmod in gpu_modules(module):
         ptx = gpu_module_to_ptx(gmod, arch)
@@ -150,6 +162,10 @@ def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
                 dynamic_bytes = dynamic.value.data if isinstance(dynamic, IntegerAttr) else 0
                 params = list(op.function_type.inputs.data)
                 info = KernelInfo(ptx, op.sym_name.data, params, dynamic_bytes)
+                if align_attr is not None and isinstance(
+                    op.attributes.get(align_attr), IntegerAttr
+                ):
+                    info.pointer_align = op.attributes[align_attr].value.data
                 kernels.append(((gmod.sym_name.data, op.sym_name.data), info))
         gmod.detach()
     module.attributes.pop("gpu.container_module", None)
