@@ -137,8 +137,12 @@ def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
     from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
     from loopopt.context import make_context, parse_module
     from loopopt.dialects import gpu_ext as gpu
-    from loopopt.lowering import gpu_to_nvvm
-    from loopopt.lowering.gpu_to_nvvm import DYNAMIC_SHARED_ATTR, KERNEL_ATTR, lower_gpu_to_nvvm
+    from loopopt.lowering.gpu_to_nvvm import (
+        DYNAMIC_SHARED_ATTR,
+        KERNEL_ATTR,
+        POINTER_ALIGN_ATTR,
+        lower_gpu_to_nvvm,
+    )
     from loopopt.runtime.host import KernelInfo, _find_host
     from loopopt.universe import all_passes
 
@@ -151,9 +155,7 @@ def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
             raise LoopoptError(f"nothing in @{func} is mapped onto the GPU")
         _apply(ctx, module, [all_passes()["gpu-map-loops"]()()])
     lower_gpu_to_nvvm(module)
-    # The kernel facts compile_gpu (runtime/host.py) records; the alignment one is newer.
-    align_attr = getattr(gpu_to_nvvm, "POINTER_ALIGN_ATTR", None)
-    kernels = []
+    kernels = []  # what runtime/host.py's compile_gpu records of each kernel
     for gmod in gpu_modules(module):
         ptx = gpu_module_to_ptx(gmod, arch)
         for op in gmod.body.block.ops:
@@ -161,11 +163,9 @@ def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
                 dynamic = op.attributes.get(DYNAMIC_SHARED_ATTR)
                 dynamic_bytes = dynamic.value.data if isinstance(dynamic, IntegerAttr) else 0
                 params = list(op.function_type.inputs.data)
-                info = KernelInfo(ptx, op.sym_name.data, params, dynamic_bytes)
-                if align_attr is not None and isinstance(
-                    op.attributes.get(align_attr), IntegerAttr
-                ):
-                    info.pointer_align = op.attributes[align_attr].value.data
+                align = op.attributes.get(POINTER_ALIGN_ATTR)
+                align_bytes = align.value.data if isinstance(align, IntegerAttr) else 0
+                info = KernelInfo(ptx, op.sym_name.data, params, dynamic_bytes, align_bytes)
                 kernels.append(((gmod.sym_name.data, op.sym_name.data), info))
         gmod.detach()
     module.attributes.pop("gpu.container_module", None)
