@@ -138,18 +138,35 @@ def _used(accesses: Sequence[Access], summary: NestSummary, ranges: dict[str, in
     ]
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Where element `index` of an array lives: sum((index - origin)[dims] * pitch), `dims`
+    reversed for a transposed buffer."""
+
+    pitch: tuple[int, ...]
+    origin: tuple[int, ...]
+    transposed: bool = False
+
+
+def array_layout(access: Access, summary: NestSummary) -> Layout:
+    """The array itself (row-major, origin 0)."""
+    return Layout(tuple(pitches(access, summary)), (0,) * len(access.shape))
+
+
 def addresses(
     accesses: Sequence[Access],
     summary: NestSummary,
     ranges: dict[str, int],
     lanes: dict[str, np.ndarray] | None = None,
+    layout: Layout | None = None,
 ) -> np.ndarray:
-    """Linear element indices (array order, row-major) that `accesses` (of one array) touch
-    while each loop named in `ranges` runs over that many iterations from 0, the other loops
-    at 0; with `lanes`, one row per lane, whose loop values are added (a warp's threads).
-    Beyond MAX_POINTS points per lane, the longest ranges are cut (see `distinct`)."""
+    """Linear element positions (in `layout`, default the array's) that `accesses` (of one
+    array) touch while each loop named in `ranges` runs over that many iterations from 0, the
+    other loops at 0: one column per (access, point); with `lanes`, one row per lane, whose
+    loop values are added (a warp's threads). Beyond MAX_POINTS points, the longest ranges
+    are cut (see `distinct`)."""
     names = [loop.name for loop in summary.loops]
-    pitch = pitches(accesses[0], summary)
+    layout = layout if layout is not None else array_layout(accesses[0], summary)
     used = _used(accesses, summary, ranges)
     axes = [np.arange(ranges[n], dtype=np.int64) for n in used]
     while math.prod(len(a) for a in axes) > MAX_POINTS:
@@ -158,26 +175,36 @@ def addresses(
     points = [g.ravel() for g in np.meshgrid(*axes, indexing="ij")] if axes else []
     count = len(points[0]) if points else 1
     lane_count = len(next(iter(lanes.values()))) if lanes else 1
-    rows = []
+    columns = []
     for access in accesses:
-        linear = np.zeros((lane_count, count), dtype=np.int64)
+        indices = []
         for d, row in enumerate(access.coeffs):
-            index = np.full((lane_count, count), access.offset[d], dtype=np.int64)
+            index = np.full((lane_count, count), access.offset[d] - layout.origin[d], np.int64)
             for n, values in zip(used, points, strict=True):
                 index += row[names.index(n)] * values[None, :]
             for n, values in (lanes or {}).items():
                 index += row[names.index(n)] * values[:, None]
-            linear += index * pitch[d]
-        rows.append(linear)
-    return np.concatenate(rows, axis=1)
+            indices.append(index)
+        if layout.transposed:
+            indices = indices[::-1]
+        linear = np.zeros((lane_count, count), dtype=np.int64)
+        for index, pitch in zip(indices, layout.pitch, strict=True):
+            linear += index * pitch
+        columns.append(linear)
+    return np.concatenate(columns, axis=1)
 
 
-def distinct(accesses: Sequence[Access], summary: NestSummary, ranges: dict[str, int]) -> int:
-    """How many distinct elements `accesses` touch over `ranges` (a cut range is extrapolated
-    in proportion)."""
+def distinct(
+    accesses: Sequence[Access], summary: NestSummary, ranges: dict[str, int], granule: int = 0
+) -> int:
+    """How many distinct elements (with `granule`: distinct aligned chunks of that many bytes,
+    such as 32-byte sectors) `accesses` touch over `ranges`; a cut range is extrapolated in
+    proportion."""
     used = _used(accesses, summary, ranges)
     full = math.prod(ranges[n] for n in used)
     found = addresses(accesses, summary, ranges)
+    if granule:
+        found = found * accesses[0].elem_bytes // granule
     enumerated = found.shape[1] // len(accesses)
     return int(round(len(np.unique(found)) * full / enumerated))
 
@@ -201,6 +228,26 @@ def shared_shape(summary: NestSummary, schedule: Schedule, array: str) -> list[i
     return [*extents[:-1], extents[-1] + schedule.pad] if extents else []
 
 
+def shared_layout(summary: NestSummary, schedule: Schedule, array: str) -> Layout:
+    """The layout of `array`'s shared buffer for the block at the origin of the nest."""
+    m = mapping(summary, schedule)
+    accesses = by_array(summary)[array]
+    names = [loop.name for loop in summary.loops]
+    origin = []
+    for d in range(len(accesses[0].shape)):
+        lows = [
+            sum(min(c, 0) * (m.block[n] - 1) for c, n in zip(a.coeffs[d], names, strict=True))
+            + a.offset[d]
+            for a in accesses
+        ]
+        origin.append(min(lows))
+    shape = shared_shape(summary, schedule, array)
+    pitch = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        pitch[d] = pitch[d + 1] * shape[d + 1]
+    return Layout(tuple(pitch), tuple(origin), array in schedule.transposed)
+
+
 def shared_bytes(summary: NestSummary, schedule: Schedule) -> int:
     """Bytes of shared memory per block: every staged buffer, each 16-byte aligned."""
     groups = by_array(summary)
@@ -215,14 +262,39 @@ def _words(accesses: Iterable[Access]) -> int:
     return max(1, -(-next(iter(accesses)).elem_bytes // 4))
 
 
-def registers(summary: NestSummary, schedule: Schedule) -> int:
-    """An estimate of the 32-bit registers one thread needs (before the compiler's cap):
+@dataclass(frozen=True)
+class Registers:
+    """The parts of a thread's register estimate (32-bit registers)."""
+
+    accumulators: int
+    fragments: int
+    copies: int
+    overhead: int
+    pipelined: bool
+
+    @property
+    def total(self) -> int:
+        live = self.fragments + self.copies if self.pipelined else max(self.fragments, self.copies)
+        return self.accumulators + live + self.overhead
+
+    @property
+    def required(self) -> int:
+        """What cannot spill without a load and store per use: accumulators, overhead and
+        the copies in flight of a pipelined schedule."""
+        return self.accumulators + self.overhead + (self.copies if self.pipelined else 0)
+
+
+def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
+    """An estimate of the registers one thread needs (before the compiler's cap):
 
     - accumulators: arrays in `schedule.registers` hold their per-thread tile (distinct
       elements over the thread's ranges); other written arrays, their distinct elements in
       the unrolled body;
-    - operand fragments: distinct elements read at one reduction point of the unrolled body,
-      twice when a reduction loop is unrolled (the next point's loads are issued ahead);
+    - operand fragments, of the arrays read in the unrolled body: when the body unrolls a
+      reduction loop whose iterations reuse elements (a convolution's filter rows), what one
+      iteration of the outermost such loop reads stays live for the next; otherwise twice
+      what one reduction point reads (the next point's loads are issued ahead); with no
+      unrolled reduction, everything the body reads;
     - copy registers: each staged array's box over the threads of the block, live during the
       compute when pipelined, else only during the copy (the larger of copies and fragments);
     - overhead: 10 (indices, bounds) + 2 per array (64-bit pointers) + 1 per sequential loop.
@@ -230,8 +302,8 @@ def registers(summary: NestSummary, schedule: Schedule) -> int:
     m = mapping(summary, schedule)
     names = [loop.name for loop in summary.loops]
     unrolled = {n: m.thread[n] for n in names if n in schedule.unrolled}
-    at_point = {n: r for n, r in unrolled.items() if summary.loop(n).parallel}
-    reduction_unrolled = any(not summary.loop(n).parallel and r > 1 for n, r in unrolled.items())
+    reductions = [n for n, r in unrolled.items() if not summary.loop(n).parallel and r > 1]
+    at_point = {n: r for n, r in unrolled.items() if n not in reductions}
     accumulators = fragments = copies = 0
     for array, accesses in by_array(summary).items():
         words = _words(accesses)
@@ -242,15 +314,34 @@ def registers(summary: NestSummary, schedule: Schedule) -> int:
             accumulators += words * distinct(writes, summary, unrolled)
         reads = [a for a in accesses if not a.write]
         if reads and array not in schedule.registers:
-            factor = 2 if reduction_unrolled else 1
-            fragments += factor * words * distinct(reads, summary, at_point)
+            fragments += words * _live_reads(reads, summary, unrolled, reductions, at_point)
         if array in schedule.shared:
             elems = math.prod(box(accesses, names, m.block))
             copies += words * -(-elems // schedule.threads_per_block)
     sequential = sum(1 for n in names if n not in schedule.unrolled and m.thread[n] > 1)
     overhead = 10 + 2 * len(by_array(summary)) + sequential + (1 if m.steps > 1 else 0)
-    live = fragments + copies if schedule.pipelined else max(fragments, copies)
-    return accumulators + live + overhead
+    return Registers(accumulators, fragments, copies, overhead, schedule.pipelined)
+
+
+def _live_reads(
+    reads: Sequence[Access],
+    summary: NestSummary,
+    unrolled: dict[str, int],
+    reductions: Sequence[str],
+    at_point: dict[str, int],
+) -> int:
+    if not reductions:
+        return distinct(reads, summary, unrolled)
+    outer = reductions[0]
+    one = distinct(reads, summary, {**unrolled, outer: 1})
+    if distinct(reads, summary, unrolled) < unrolled[outer] * one:
+        return one
+    return 2 * distinct(reads, summary, at_point)
+
+
+def registers(summary: NestSummary, schedule: Schedule) -> int:
+    """The estimated registers per thread (`register_parts`' total)."""
+    return register_parts(summary, schedule).total
 
 
 def register_cap(schedule: Schedule, device: Device) -> int:
@@ -323,18 +414,18 @@ def misfit(summary: NestSummary, schedule: Schedule, device: Device) -> str | No
             f"{_tile(schedule.block_tile)} block tile needs {-(-smem // 1024)} KB of shared "
             f"memory, {arch} allows {device.smem_per_block_optin // 1024} KB"
         )
-    regs = registers(summary, schedule)
-    if regs > device.max_regs_per_thread:
-        return (
-            f"{_tile(schedule.thread_tile)} thread tile needs ~{regs} registers per thread, "
-            f"{arch} allows {device.max_regs_per_thread}"
-        )
+    parts = register_parts(summary, schedule)
     cap = register_cap(schedule, device)
-    if regs > cap:
+    if parts.required > cap:
         blocks = max(1, schedule.min_blocks)
+        if cap == device.max_regs_per_thread:
+            return (
+                f"{_tile(schedule.thread_tile)} thread tile needs ~{parts.required} registers "
+                f"per thread, {arch} allows {device.max_regs_per_thread}"
+            )
         return (
-            f"{blocks} block(s) of {threads} threads with ~{regs} registers each need "
-            f"{-(-regs * threads * blocks // 1024)} K registers, {arch} has "
+            f"{blocks} block(s) of {threads} threads with ~{parts.required} registers each "
+            f"need {-(-parts.required * threads * blocks // 1024)} K registers, {arch} has "
             f"{device.regs_per_sm // 1024} K per SM (use fewer threads or a smaller thread tile)"
         )
     if blocks_per_sm(summary, schedule, device) == 0:
