@@ -180,13 +180,18 @@ class Builder:
     def __enter__(self) -> Builder:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._shutdown()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self._shutdown(kill=exc_type is not None)
 
-    def _shutdown(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = None
+    def _shutdown(self, kill: bool = False) -> None:
+        """Stop the pool; `kill`: its builds too (an error or Ctrl-C must not wait for them)."""
+        if self.pool is None:
+            return
+        busy = list((self.pool._processes or {}).values()) if kill else []
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for process in busy:
+            process.kill()
+        self.pool = None
 
     def _submit(self, start: int, stop: int | None = None) -> None:
         self._shutdown()
