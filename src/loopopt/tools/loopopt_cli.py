@@ -1,11 +1,20 @@
-"""`loopopt`: run a loop nest through a pipeline on the GPU (or the CPU) and check it.
+"""`loopopt`: run a loop nest through a pipeline and check it, or tune its schedule by measuring.
 
     loopopt run [FILE] [--func NAME] [-p PIPELINE] [--target auto|gpu|cpu] [--repeat N]
+    loopopt tune FILE --func NAME --budget N [--device sm_90] [--target auto|gpu|cpu]
+                 [--cache DIR] [--output PIPELINE_FILE] [--top K] [--jobs J] [--timeout S]
 
-With no FILE, the bundled matmul example. Every memref argument gets fresh random data; the
-transformed function runs on the target, the original on the CPU, and the results are compared.
-Prints where it ran, the median time and the largest relative difference. Exit 1 on a mismatch
-or an error (one line, as `loopopt-opt` reports them).
+`run`: with no FILE, the bundled matmul example. Every memref argument gets fresh random data;
+the transformed function runs on the target, the original on the CPU, and the results are
+compared. Prints where it ran, the median time and the largest relative difference.
+
+`tune`: summarizes the nest, enumerates its candidate schedules for the device, ranks them by
+the cost model, measures the top N (schedule/tune.py: verified, cached, errors as +inf) and
+prints a table of the K fastest (rank by the model, predicted and measured time, status,
+schedule); `--output` gets the winner's pipeline (`loopopt-opt FILE -p "$(cat FILE)"` replays
+it). `--target cpu` measures on the host with the CPU stand-in timer.
+
+Exit 1 on a mismatch or an error (one line, as `loopopt-opt` reports them).
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ import sys
 import time
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -25,6 +34,9 @@ from xdsl.dialects.builtin import MemRefType
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.runtime.cpu import numpy_dtype
+
+if TYPE_CHECKING:
+    from loopopt.schedule.tune import TuneResult
 
 DEFAULT_EXAMPLE = "matmul.mlir"
 GPU_PIPELINE = (
@@ -72,11 +84,7 @@ def run_command(args: argparse.Namespace) -> int:
         text = resources.files("loopopt.examples").joinpath(DEFAULT_EXAMPLE).read_text()
         name = DEFAULT_EXAMPLE
     else:
-        try:
-            with open(args.file) as f:
-                text, name = f.read(), args.file
-        except OSError as e:
-            raise LoopoptError(f"cannot read input: {e.strerror}", location=args.file) from None
+        text, name = _read(args.file), args.file
     func_name, inputs = _arguments(text, name, args.func)
     target = args.target
     if target == "auto":
@@ -110,6 +118,102 @@ def run_command(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        raise LoopoptError(f"cannot read input: {e.strerror}", location=path) from None
+
+
+def tune_command(args: argparse.Namespace) -> int:
+    from loopopt.context import parse_module
+    from loopopt.schedule.cost_model import predict
+    from loopopt.schedule.device import current_device, device_for
+    from loopopt.schedule.space import candidates
+    from loopopt.schedule.summary import summarize_module
+    from loopopt.schedule.tune import CpuTimer, GpuTimer, tune
+
+    text = _read(args.file)
+    summary = summarize_module(parse_module(text, args.file), args.func)
+    target = args.target
+    gpu = current_device() if target in ("auto", "gpu") else None
+    if target == "gpu" and gpu is None:
+        raise LoopoptError("tune --target gpu: no usable GPU (use --target cpu)")
+    device = device_for(args.device) if args.device else (gpu or device_for("sm_90"))
+    space = candidates(summary, device)
+    if not space:
+        raise LoopoptError(f"tune: no candidate schedule for @{summary.func} on {device.name}")
+    predicted = {s.pipeline: predict(summary, s, device).time_us / 1e3 for s in space}
+    ranked = sorted(space, key=lambda s: predicted[s.pipeline])
+    loops = " ".join(f"{loop.name}={loop.trip}" for loop in summary.loops)
+    parallel = ",".join(loop.name for loop in summary.loops if loop.parallel) or "none"
+    where = f"gpu ({gpu.name})" if gpu is not None else "cpu (stand-in timer)"
+    print(
+        f"{args.file}: @{summary.func}: loops {loops} (parallel: {parallel}), "
+        f"{len(summary.accesses)} accesses, {summary.flops} flops/iteration"
+    )
+    print(
+        f"  {len(space)} candidates for {device.name}; measuring the model's top "
+        f"{min(args.budget, len(space))} on {where}"
+    )
+    timer = GpuTimer(device.arch) if gpu is not None else CpuTimer()
+    measured_on = gpu.name if gpu is not None else "cpu"
+    result = tune(
+        text,
+        summary.func,
+        ranked,
+        budget=args.budget,
+        device=measured_on,
+        timer=timer,
+        cache_dir=args.cache,
+        jobs=args.jobs,
+        timeout_s=args.timeout,
+    )
+    _print_table(result, predicted, args.top)
+    if args.output:
+        _write(args.output, result.winner_pipeline + "\n")
+        print(f"  pipeline written to {args.output}")
+    return 0
+
+
+def _print_table(result: TuneResult, predicted: dict[str, float], top: int) -> None:
+    """The `top` fastest measurements, then the winner and the model's pick."""
+    print(f"  {'rank':>4}  {'predicted ms':>12}  {'measured ms':>11}  {'status':<28}  schedule")
+    for m in result.results[:top]:
+        status = f"{m.status} ({m.detail})" if m.detail else m.status
+        status = status if len(status) <= 28 else status[:27] + "…"
+        measured = f"{m.ms:.4f}" if m.ok else "inf"
+        row = f"{m.rank + 1:>4}  {predicted[m.pipeline]:>12.4f}  {measured:>11}  {status:<28}"
+        print(f"  {row}  {m.key}")
+    cached = sum(m.cached for m in result.results)
+    print(f"  {cached} of {len(result.results)} measurements from the cache")
+    winner = result.winner
+    if winner is None:
+        raise LoopoptError(f"tune: none of the {len(result.results)} candidates ran correctly")
+    print(f"  winner: {winner.key}: {winner.ms:.4f} ms (model rank {winner.rank + 1})")
+    pick = next(m for m in result.results if m.rank == 0)
+    if pick.ok:
+        print(f"  model's pick: {pick.ms:.4f} ms, {winner.ms / pick.ms:.2f}x the winner's speed")
+    else:
+        print(f"  model's pick: {pick.status} ({pick.detail})")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise LoopoptError(f"cannot write output: {e.strerror}", location=path) from None
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="loopopt", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -119,9 +223,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.add_argument("-p", "--passes", default=None, help="pipeline (default: a tiled schedule)")
     run.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
     run.add_argument("--repeat", type=int, default=10)
+    tune = commands.add_parser("tune", help="measure the cost model's top schedules, keep the best")
+    tune.add_argument("file", help="MLIR file with the loop nest")
+    tune.add_argument("--func", default=None, help="function to tune (default: the only one)")
+    tune.add_argument("--budget", type=_positive, required=True, help="candidates to measure")
+    tune.add_argument("--device", default=None, help="sm_80|sm_89|sm_90|H100|H200 (cost model)")
+    tune.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
+    tune.add_argument("--cache", default=None, help="cache folder (default: $LOOPOPT_CACHE_DIR)")
+    tune.add_argument("--output", default=None, help="file for the winner's pipeline")
+    tune.add_argument("--top", type=_positive, default=10, help="table rows (default 10)")
+    tune.add_argument("--jobs", type=int, default=None, help="build processes (0: none)")
+    tune.add_argument("--timeout", type=float, default=120.0, help="seconds per candidate")
     args = parser.parse_args(argv)
+    command = run_command if args.command == "run" else tune_command
     try:
-        sys.exit(run_command(args))
+        sys.exit(command(args))
     except LoopoptError as e:
         print(e.one_line(), file=sys.stderr)
         sys.exit(1)
