@@ -1,4 +1,4 @@
-"""The measuring side of the tuner: timers, verification, and the worker process that times.
+"""The measuring side of the tuner: builds, verified runs, and the worker process that times.
 
     timer = CpuTimer()                                  # or GpuTimer("sm_90")
     artifact = build(timer, text, "matmul", pipeline)   # CPU-bound: may run in a pool process
@@ -71,8 +71,9 @@ class Session:
     def __init__(self, timer: Timer, check: Check, reference: Any):
         self.timer = timer
         self.check = check
+        self.arrays = timer.arrays()
         kernel = timer.load(reference) if reference is not None else None
-        self.initial, self.expected = check.prepare(timer.arrays(), kernel)
+        self.initial, self.expected = check.prepare(self.arrays, kernel)
 
     def measure(self, artifact: Any) -> Outcome:
         try:
@@ -81,7 +82,7 @@ class Session:
             return Outcome("compile-error", detail=e.message)
         except Exception as e:
             return Outcome("compile-error", detail=_one_line(e))
-        arrays = self.timer.arrays()
+        arrays = self.arrays
         try:
             args = arrays.copies(self.initial)
             kernel(*args)
@@ -159,7 +160,11 @@ class TimingWorker:
                 self.session = _setup_here(*self.setup)
             return self.session.measure(artifact)
         conn = self._connection()
-        conn.send(artifact)
+        try:
+            conn.send(artifact)
+        except OSError:  # it died since the last candidate
+            code = self._stop()
+            return Outcome("crash", detail=f"worker died (exit code {code})")
         if not conn.poll(self.timeout_s):
             self._stop()
             return Outcome("timeout", detail=f"over {self.timeout_s:g} s")
