@@ -195,12 +195,12 @@ def test_the_winner_pipeline_replays_to_the_reference_result(tmp_path: Path) -> 
 
 def test_crashes_and_timeouts_restart_the_workers(tmp_path: Path) -> None:
     schedules = tiles((2, 2), (3, 3), (5, 5), (6, 6), (4, 4))
-    result = run_tune(tmp_path, schedules, MisbehavingTimer(), jobs=2, isolate=True, timeout_s=2.0)
+    result = run_tune(tmp_path, schedules, MisbehavingTimer(), jobs=2, isolate=True, timeout_s=1.0)
     status = {m.rank: (m.status, m.detail) for m in result.results}
     assert status[0][0] == "ok" and status[4][0] == "ok"
     assert status[1] == ("crash", "the compiler process died")
     assert status[2][0] == "crash" and "exit code 5" in status[2][1]
-    assert status[3] == ("timeout", "over 2 s")
+    assert status[3] == ("timeout", "over 1 s")
 
 
 def test_the_reference_decides_poison_or_shared_initial_values() -> None:
