@@ -159,9 +159,10 @@ def predict(summary: NestSummary, schedule: Schedule, device: Device) -> Predict
     sm_cycles = full * soft_max(resident * throughput, path)
     if rest:
         sm_cycles += soft_max(rest * throughput, path)
+    launches = m.launches
     sm_us = sm_cycles / clock
     l2_us = l2_bytes / (L2_BYTES_PER_CLOCK * device.sms * clock)
-    dram_us = dram / (device.dram_gbps * 1e3 * DRAM_EFFICIENCY)
+    dram_us = dram / launches / (device.dram_gbps * 1e3 * DRAM_EFFICIENCY)
     terms = {
         "fma": per_sm * fma_cycles / clock,
         "issue": per_sm * issue_cycles / clock,
@@ -170,10 +171,11 @@ def predict(summary: NestSummary, schedule: Schedule, device: Device) -> Predict
         "l2": l2_us,
         "dram": dram_us,
     }
-    time_us = soft_max(sm_us, l2_us, dram_us) + device.launch_us
+    time_us = launches * (soft_max(sm_us, l2_us, dram_us) + device.launch_us)
     bound = max(terms, key=lambda name: terms[name])
     if device.launch_us > terms[bound]:
         bound = "launch"
+    terms = {name: launches * t for name, t in terms.items()}
     loads = warp.global_loads + warp.shared_loads
     return Prediction(
         time_us=time_us,
@@ -182,19 +184,19 @@ def predict(summary: NestSummary, schedule: Schedule, device: Device) -> Predict
         issue_us=terms["issue"],
         lsu_us=terms["lsu"],
         latency_us=terms["latency"],
-        l2_us=l2_us,
-        dram_us=dram_us,
-        launch_us=device.launch_us,
+        l2_us=terms["l2"],
+        dram_us=terms["dram"],
+        launch_us=launches * device.launch_us,
         flops=float(summary.iterations * summary.flops),
         dram_bytes=dram,
         compulsory_bytes=compulsory,
-        l2_bytes=l2_bytes,
+        l2_bytes=launches * l2_bytes,
         sectors_per_request=warp.sectors / max(warp.global_loads + warp.global_stores, 1e-9),
         bank_conflicts=warp.shared_wavefronts / warp.shared_ideal if warp.shared_ideal else 1.0,
         loads_per_fma=loads / warp.fma if warp.fma else float(loads > 0),
         registers=regs,
         shared_bytes=smem,
-        blocks=m.blocks,
+        blocks=launches * m.blocks,
         blocks_per_sm=k,
         waves=m.blocks / (device.sms * k),
         tail=per_sm / (m.blocks / device.sms),
@@ -242,9 +244,12 @@ def lanes(schedule: Schedule, m: Mapping, device: Device) -> dict[str, np.ndarra
 def sectors_and_lines(columns: np.ndarray, elem_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     """Per warp instruction (a column of lane addresses): its distinct sectors and lines."""
     byte = columns * elem_bytes
-    sectors = np.array([len(np.unique(c)) for c in (byte // SECTOR).T])
-    lines = np.array([len(np.unique(c)) for c in (byte // LINE).T])
-    return sectors, lines
+    return _distinct_per_column(byte // SECTOR), _distinct_per_column(byte // LINE)
+
+
+def _distinct_per_column(values: np.ndarray) -> np.ndarray:
+    ordered = np.sort(values, axis=0)
+    return 1 + (np.diff(ordered, axis=0) != 0).sum(axis=0)
 
 
 def wavefronts(words: np.ndarray, banks: int) -> int:
@@ -295,12 +300,32 @@ def _warp_work(
     warp.instructions += (
         warp.global_loads + warp.global_stores + warp.shared_loads + warp.shared_stores
     )
-    spilled = resources.registers(summary, schedule) - resources.register_cap(schedule, device)
-    if spilled > 0:  # each spilled value: a local store and a load per run (L1-resident)
-        warp.spills = 2 * runs * spilled
-        warp.instructions += warp.spills
-        warp.wavefronts += warp.spills
+    warp.spills = runs * _spills(summary, schedule, device, body)
+    warp.instructions += warp.spills
+    warp.wavefronts += warp.spills
     return warp
+
+
+def _spills(
+    summary: NestSummary, schedule: Schedule, device: Device, body: dict[str, int]
+) -> float:
+    """Extra loads and stores per run when the estimate exceeds the register cap: the
+    fraction of operand fragments that does not fit is reloaded at every use (the reuse the
+    unrolled body would keep in registers is lost for it); beyond the fragments, each
+    spilled value is stored and loaded once."""
+    parts = resources.register_parts(summary, schedule)
+    spilled = parts.total - resources.register_cap(schedule, device)
+    if spilled <= 0:
+        return 0.0
+    share = min(1.0, spilled / parts.fragments) if parts.fragments else 1.0
+    points = math.prod(body.values())
+    lost = 0.0
+    for array, accesses in by_array(summary).items():
+        reads = [a for a in accesses if not a.write]
+        if reads and array not in schedule.registers:
+            kept = resources.distinct(reads, summary, body)
+            lost += max(0, points * len(reads) - kept)
+    return share * lost + 2 * max(0, spilled - parts.fragments)
 
 
 @dataclass(frozen=True)
@@ -436,27 +461,30 @@ def _shared_access(columns: np.ndarray, elem: int, device: Device) -> tuple[int,
     lane positions are `columns`: consecutive, aligned elements of every lane merge into one
     access of up to 16 bytes (LLVM's load-store vectorizer on shared pointers)."""
     width = max(1, 16 // elem)
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for c in range(columns.shape[1]):
-        groups.setdefault(tuple(columns[:, c] // width), []).append(c)
-    instructions = waves = 0
-    ideal = 0
-    for members in groups.values():
-        block = columns[:, members]
+    _, group = np.unique(columns // width, axis=1, return_inverse=True)
+    pieces: list[np.ndarray] = []
+    for g in range(int(group.max()) + 1 if group.size else 0):
+        block = columns[:, group.ravel() == g]
         phases = block % width
-        aligned = bool((phases == phases[:1]).all())
-        if not aligned:
-            pieces = [[c] for c in range(block.shape[1])]
-        else:
-            order = [int(v) for v in phases[0]]
-            runs = _vector_pieces(sorted(order))
-            pieces = [[order.index(v) for v in run] for run in runs]
-        for piece in pieces:
-            words = _words(block[:, piece], elem)
-            instructions += 1
-            waves += wavefronts(words, device.shared_banks)
-            ideal += _ideal(words, device)
-    return instructions, waves, ideal
+        if not bool((phases == phases[:1]).all()):
+            pieces.extend(block[:, c : c + 1] for c in range(block.shape[1]))
+            continue
+        order = [int(v) for v in phases[0]]
+        for run in _vector_pieces(sorted(order)):
+            pieces.append(block[:, [order.index(v) for v in run]])
+    if not pieces:
+        return 0, 0, 0
+    words = [_words(piece, elem) for piece in pieces]
+    ids = np.concatenate([np.full(len(w), n, dtype=np.int64) for n, w in enumerate(words)])
+    flat = np.concatenate(words)
+    span = int(flat.max()) + 1
+    pairs = np.unique(ids * span + flat)
+    which, word = pairs // span, pairs % span
+    banks = device.shared_banks
+    per_bank = np.bincount(which * banks + word % banks, minlength=len(words) * banks)
+    waves = int(per_bank.reshape(len(words), banks).max(axis=1).sum())
+    ideal = int((-(-np.bincount(which, minlength=len(words)) // banks)).clip(min=1).sum())
+    return len(words), waves, ideal
 
 
 def _vector_pieces(offsets: list[int]) -> list[list[int]] | None:
@@ -491,12 +519,15 @@ def _region(m: Mapping, full: dict[str, int], blocks: float) -> dict[str, int]:
 
 
 def _dram_bytes(summary: NestSummary, device: Device, m: Mapping, k: int) -> tuple[float, float]:
-    """(DRAM bytes, compulsory bytes). Compulsory: each array's footprint read once (if it
-    is read) and written once (if written). When the arrays do not fit in the usable L2, a
-    wave of resident blocks reads its own footprint; if two consecutive waves' footprints
-    fit, a wave reads only what the previous one did not (halos and shared rows hit)."""
+    """(DRAM bytes of all launches, compulsory bytes). Compulsory: each array's footprint
+    read once (if it is read) and written once (if written). When a launch's arrays do not
+    fit in the usable L2, a wave of resident blocks reads its own footprint; if two
+    consecutive waves' footprints fit, a wave reads only what the previous one did not
+    (halos and shared rows hit). Launches after the first (host loops) find their arrays in
+    L2 when a launch's footprint fits, else read them again."""
     names = [loop.name for loop in summary.loops]
-    full = {loop.name: loop.trip for loop in summary.loops}
+    whole = {loop.name: loop.trip for loop in summary.loops}
+    full = {n: 1 if n in m.host else t for n, t in whole.items()}
     per_wave = min(m.blocks, device.sms * k)
     waves = m.blocks / per_wave
     one, two = _region(m, full, per_wave), _region(m, full, 2 * per_wave)
@@ -506,24 +537,27 @@ def _dram_bytes(summary: NestSummary, device: Device, m: Mapping, k: int) -> tup
         clamped = [min(e, n) for e, n in zip(spans, accesses[0].shape, strict=True)]
         return float(math.prod(clamped) * accesses[0].elem_bytes)
 
-    reads: dict[str, tuple[float, float, float]] = {}
-    written = 0.0
-    for array, accesses in by_array(summary).items():
-        if any(not a.write for a in accesses):
-            reads[array] = (size(accesses, full), size(accesses, one), size(accesses, two))
+    reads: list[tuple[float, float, float]] = []
+    written = compulsory = 0.0
+    for accesses in by_array(summary).values():
+        loads = [a for a in accesses if not a.write]
         stores = [a for a in accesses if a.write]
+        if loads:
+            reads.append((size(accesses, full), size(accesses, one), size(accesses, two)))
+            compulsory += size(accesses, whole)
         if stores:
             written += size(stores, full)
-    compulsory = sum(r[0] for r in reads.values()) + written
+            compulsory += size(stores, whole)
+    launch = sum(r[0] for r in reads) + written
     usable = L2_USABLE * device.l2_bytes
-    if compulsory <= usable:
-        return compulsory, compulsory
-    keep = sum(r[2] for r in reads.values()) <= usable
+    if launch <= usable:
+        return launch, compulsory
+    keep = sum(r[2] for r in reads) <= usable
     total = written
-    for whole, first, pair in reads.values():
+    for full_size, first, pair in reads:
         again = pair - first if keep else first
-        total += max(whole, first + (waves - 1) * again)
-    return total, compulsory
+        total += max(full_size, first + (waves - 1) * again)
+    return total * m.launches, compulsory
 
 
 def _critical_path(

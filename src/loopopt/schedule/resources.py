@@ -16,9 +16,10 @@ reduction (`block_tile` entry) runs `trip / chunk` sequential steps of `chunk` i
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -51,29 +52,41 @@ class Mapping:
     """The loops spread over blocks, blockIdx.x's first."""
     grid: tuple[int, ...]
     """Blocks along each of grid_loops."""
+    host: tuple[str, ...] = ()
+    """Outer sequential loops left on the host: one launch per iteration."""
+    trips: dict[str, int] = field(default_factory=dict[str, int])
+    """Every loop's trip count."""
 
     @property
     def blocks(self) -> int:
+        """Blocks per launch."""
         return math.prod(self.grid)
 
+    @property
+    def launches(self) -> int:
+        """Kernel launches: the product of the host loops' trip counts."""
+        return math.prod(self.trips[n] for n in self.host)
 
+
+@functools.lru_cache(maxsize=1024)
 def mapping(summary: NestSummary, schedule: Schedule) -> Mapping:
     """The per-block and per-thread extents of every loop (see the module docstring)."""
     tiles = dict(schedule.block_tile)
     thread_tile = dict(schedule.thread_tile)
-    parallel = [loop for loop in summary.loops if loop.parallel]
-    others = [
-        loop.name
-        for loop in reversed(parallel)
-        if loop.name != schedule.x_loop
-        and (loop.name not in tiles or tiles[loop.name] > thread_tile.get(loop.name, 1))
-    ]
+    host = tuple(loop.name for loop in summary.loops[: dict(schedule.extra).get("host_loops", 0)])
+    parallel = [loop.name for loop in reversed(summary.loops) if loop.parallel]
+    tiled = [n for n in parallel if n in tiles and tiles[n] > thread_tile.get(n, 1)]
+    untiled = [n for n in parallel if n not in tiles]
+    others = [n for n in (*tiled, *untiled) if n != schedule.x_loop]
     axes = tuple([schedule.x_loop, *others][:3])
     block: dict[str, int] = {}
     thread: dict[str, int] = {}
     steps = 1
     for loop in summary.loops:
         name, trip = loop.name, loop.trip
+        if name in host:
+            block[name] = thread[name] = 1
+            continue
         if not loop.parallel:
             block[name] = min(tiles.get(name, trip), trip)
             thread[name] = block[name]
@@ -91,7 +104,8 @@ def mapping(summary: NestSummary, schedule: Schedule) -> Mapping:
     spread = [n for n in (*axes, *tiles) if n in block and summary.loop(n).parallel]
     grid_loops = tuple(dict.fromkeys(spread))
     grid = tuple(-(-summary.loop(name).trip // block[name]) for name in grid_loops)
-    return Mapping(block, thread, steps, axes, grid_loops, grid)
+    trips = {loop.name: loop.trip for loop in summary.loops}
+    return Mapping(block, thread, steps, axes, grid_loops, grid, host, trips)
 
 
 def box(accesses: Sequence[Access], loops: Sequence[str], extents: dict[str, int]) -> list[int]:
@@ -248,6 +262,7 @@ def shared_layout(summary: NestSummary, schedule: Schedule, array: str) -> Layou
     return Layout(tuple(pitch), tuple(origin), array in schedule.transposed)
 
 
+@functools.lru_cache(maxsize=1024)
 def shared_bytes(summary: NestSummary, schedule: Schedule) -> int:
     """Bytes of shared memory per block: every staged buffer, each 16-byte aligned."""
     groups = by_array(summary)
@@ -284,6 +299,7 @@ class Registers:
         return self.accumulators + self.overhead + (self.copies if self.pipelined else 0)
 
 
+@functools.lru_cache(maxsize=1024)
 def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
     """An estimate of the registers one thread needs (before the compiler's cap):
 
