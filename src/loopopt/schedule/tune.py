@@ -12,7 +12,8 @@ The first `budget` candidates, in the order given, are built in a pool of `jobs`
 counts (tune_check.py). Compile errors, wrong results, crashes and timeouts are +inf and the
 search goes on. Each measurement is written to the cache (tune_cache.py) as soon as it is
 taken: a rerun is instant and an interrupted search resumes where it stopped. A one-line
-progress bar goes to stderr when it is a terminal.
+progress bar goes to stderr when it is a terminal. The processes are spawned, so a script
+that calls `tune` keeps its own work under `if __name__ == "__main__":`.
 """
 
 from __future__ import annotations
