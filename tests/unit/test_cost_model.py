@@ -1,0 +1,175 @@
+"""schedule/cost_model.py on hand-computed cases (sectors of coalesced and strided warps, bank
+conflicts of padded and unpadded tiles), its physical trends (occupancy and waves, small
+thread tiles, uncoalesced mappings, more traffic never faster), and its calibration against
+the H200 measurements of benchmarks/results."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from loopopt.context import parse_module
+from loopopt.schedule import recipes
+from loopopt.schedule.cost_model import explain, predict, sectors_and_lines, wavefronts
+from loopopt.schedule.device import device_for
+from loopopt.schedule.summary import summarize_module
+from loopopt.schedule.types import Access, Loop, NestSummary, Schedule
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_schedule_device import copy2d, matmul, tiled  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import workloads  # noqa: E402
+
+H100, H200 = device_for("H100"), device_for("H200")
+
+
+def row_map(x_loop: str, threads: tuple[int, int, int] = (32, 8, 1)) -> Schedule:
+    """One element per thread, `x_loop` on threadIdx.x."""
+    x, y, _ = threads
+    other = "i" if x_loop == "j" else "j"
+    return Schedule("map", (), "", ((other, y), (x_loop, x)), (), threads, x_loop)
+
+
+@pytest.mark.parametrize(
+    ("stride", "sectors", "lines"), [(0, 1, 1), (1, 4, 1), (2, 8, 2), (8, 32, 8), (64, 32, 32)]
+)
+def test_sectors_of_one_warp_instruction(stride: int, sectors: int, lines: int) -> None:
+    lanes = np.arange(32)[:, None] * stride  # 32 floats, `stride` floats apart
+    got_sectors, got_lines = sectors_and_lines(lanes, 4)
+    assert (int(got_sectors[0]), int(got_lines[0])) == (sectors, lines)
+
+
+def test_coalesced_and_strided_warps() -> None:
+    n = 4096
+    coalesced = predict(copy2d(n), row_map("j"), H100)
+    strided = predict(copy2d(n), row_map("i"), H100)
+    assert coalesced.sectors_per_request == 4.0  # 32 floats in a row: 4 sectors
+    assert strided.sectors_per_request == 32.0  # one row per lane: 32 sectors
+    # the block's 8 warps share each sector through L1, but every load and store costs the
+    # load/store unit 32 lines instead of 1
+    assert coalesced.bound == "dram" and strided.bound == "lsu"
+    assert strided.time_us > 2 * coalesced.time_us
+    wide = NestSummary(  # out[i, j] = a[i, 8 j]: loads 8 floats apart (32 sectors), stores 4
+        "wide",
+        copy2d(n).loops,
+        (
+            Access("a", False, ((1, 0), (0, 8)), (0, 0), (n, 8 * n), 4),
+            Access("out", True, ((1, 0), (0, 1)), (0, 0), (n, n), 4),
+        ),
+        0,
+    )
+    assert predict(wide, row_map("j"), H100).sectors_per_request == (32 + 4) / 2
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (np.arange(32) * 32, 32),  # a column of an unpadded 32-wide tile: one bank
+        (np.arange(32) * 33, 1),  # padded by one: every bank once
+        (np.arange(32) * 2, 2),
+        (np.zeros(32, dtype=np.int64), 1),  # one word: a broadcast
+    ],
+)
+def test_bank_conflicts_of_one_warp_access(words: np.ndarray, expected: int) -> None:
+    assert wavefronts(words, 32) == expected
+
+
+def transpose(n: int) -> NestSummary:
+    """out[i, j] = a[j, i]."""
+    return NestSummary(
+        "transpose",
+        (Loop("i", n, True), Loop("j", n, True)),
+        (
+            Access("a", False, ((0, 1), (1, 0)), (0, 0), (n, n), 4),
+            Access("out", True, ((1, 0), (0, 1)), (0, 0), (n, n), 4),
+        ),
+        0,
+    )
+
+
+def test_padding_removes_the_column_conflicts() -> None:
+    # a is staged in a 32 x 32 buffer (rows j, copied row by row: conflict-free, 1 wavefront);
+    # threadIdx.x runs along j, so a warp reads a column: 32 wavefronts unpadded, 1 padded.
+    staged = replace(row_map("j", (32, 32, 1)), shared=("a",))
+    unpadded = predict(transpose(2048), staged, H100)
+    padded = predict(transpose(2048), replace(staged, pad=1), H100)
+    assert unpadded.bank_conflicts == (1 + 32) / (1 + 1)
+    assert padded.bank_conflicts == 1.0
+    assert padded.time_us <= unpadded.time_us
+    assert padded.sectors_per_request == 4.0  # staging made the transpose coalesced
+
+
+def test_small_thread_tiles_are_bound_by_shared_loads() -> None:
+    good = predict(matmul(4096), tiled(128, 64, 16, 8, 4), H100)
+    tiny = predict(matmul(4096), tiled(32, 32, 8, 1, 1), H100)
+    assert tiny.loads_per_fma >= 2 > 10 * good.loads_per_fma
+    assert tiny.bound in ("lsu", "issue") and good.bound in ("fma", "issue")
+    assert tiny.time_us > 3 * good.time_us
+
+
+def test_huge_tiles_lose_waves() -> None:
+    # 1024²: 128 x 128 tiles make 64 blocks for 132 SMs; 64 x 64 tiles fill every SM
+    big = predict(matmul(1024), tiled(128, 128, 8, 8, 8), H100)
+    small = predict(matmul(1024), tiled(64, 64, 16, 8, 4), H100)
+    assert big.blocks == 64 < H100.sms < small.blocks == 256
+    assert big.time_us > small.time_us
+
+
+def test_more_traffic_is_never_faster() -> None:
+    sizes = [1024, 2048, 4096, 8192]
+    times = [predict(copy2d(n), row_map("j"), H100).time_us for n in sizes]
+    assert times == sorted(times)
+    base = copy2d(4096)
+    extra = replace(base, accesses=(*base.accesses, replace(base.accesses[0], array="b")))
+    wider = replace(base, accesses=tuple(replace(a, elem_bytes=8) for a in base.accesses))
+    one, two, doubled = (predict(s, row_map("j"), H100) for s in (base, extra, wider))
+    assert one.dram_bytes < two.dram_bytes and one.dram_bytes < doubled.dram_bytes
+    assert one.time_us <= two.time_us and one.time_us <= doubled.time_us
+    assert predict(base, row_map("j"), H200).time_us < one.time_us  # more bandwidth
+
+
+def test_pure_and_independent_of_the_recipe_name() -> None:
+    s = tiled(128, 64, 16, 8, 4)
+    first = predict(matmul(2048), s, H100)
+    assert predict(matmul(2048), s, H100) == first
+    assert predict(matmul(2048), replace(s, recipe="anything", params=()), H100) == first
+
+
+def test_host_loops_launch_once_per_iteration() -> None:
+    one = predict(copy2d(512), row_map("j"), H100)
+    hosted = replace(row_map("j"), extra=(("host_loops", 1),))
+    many = predict(copy2d(512), hosted, H100)
+    assert many.launch_us == 512 * H100.launch_us
+    assert many.time_us > 100 * one.time_us
+
+
+def test_explain_is_one_line() -> None:
+    p = predict(matmul(4096), tiled(128, 64, 16, 8, 4), H200)
+    line = explain(p)
+    assert "\n" not in line
+    assert line.startswith(f"{p.time_us:.1f} us {p.bound}-bound: ")
+    assert "2 blocks/SM" in line and "12.5 KB shared" in line
+
+
+def summary_of(name: str) -> NestSummary:
+    w = next(w for w in workloads.WORKLOADS if w.name == name)
+    return summarize_module(parse_module(w.mlir()), w.func)
+
+
+def test_calibrated_on_the_h200_measurements() -> None:
+    """benchmarks/results/*-h200-2026-11-21.json: SGEMM 4096³ 3.42 ms, conv2d 4096² 3×3
+    0.0597 ms (bandwidth-bound), jacobi-2d 8192² 0.157 ms: the model within 20%."""
+    sgemm = summary_of("sgemm-4096")
+    p = predict(sgemm, recipes.matmul(sgemm, 128, 64, 16, 8, 4), H200)
+    assert p.bound in ("fma", "issue") and 0.8 < p.time_us / 3422 < 1.2
+    conv = summary_of("conv2d-4096-3x3")
+    p = predict(conv, recipes.conv(conv, 32, 32, 4), H200)
+    assert p.bound == "dram" and 0.8 < p.time_us / 59.7 < 1.2
+    jacobi = summary_of("jacobi2d-8192")
+    p = predict(jacobi, recipes.stencil(jacobi, 32, 64, 4), H200)
+    assert p.bound == "dram" and 0.8 < p.time_us / 157.4 < 1.2
