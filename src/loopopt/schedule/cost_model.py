@@ -311,23 +311,24 @@ def _warp_work(
 def _spills(
     summary: NestSummary, schedule: Schedule, device: Device, body: dict[str, int]
 ) -> float:
-    """Extra loads and stores per run when the estimate exceeds the register cap: the
-    fraction of operand fragments that does not fit is reloaded at every use (the reuse the
-    unrolled body would keep in registers is lost for it); beyond the fragments, each
-    spilled value is stored and loaded once."""
+    """Extra loads and stores per run when the estimate exceeds the register cap: a spilled
+    operand is stored once and reloaded at each of its reuses in the unrolled body (the mean
+    uses per distinct element read, beyond the first); a spilled value beyond the fragments
+    (accumulators, copies) is stored and loaded once."""
     parts = resources.register_parts(summary, schedule)
     spilled = parts.total - resources.register_cap(schedule, device)
     if spilled <= 0:
         return 0.0
-    share = min(1.0, spilled / parts.fragments) if parts.fragments else 1.0
     points = math.prod(body.values())
-    lost = 0.0
+    uses = kept = 0
     for array, accesses in by_array(summary).items():
-        reads = [a for a in accesses if not a.write]
-        if reads and array not in schedule.registers:
-            kept = resources.distinct(reads, summary, body)
-            lost += max(0, points * len(reads) - kept)
-    return share * lost + 2 * max(0, spilled - parts.fragments)
+        if array in schedule.registers or any(a.write for a in accesses):
+            continue
+        uses += points * len(accesses)
+        kept += resources.distinct(accesses, summary, body)
+    reuse = (uses - kept) / kept if kept else 0.0
+    operands = min(spilled, parts.fragments)
+    return operands * (1 + reuse) + 2 * (spilled - operands)
 
 
 @dataclass(frozen=True)
@@ -553,7 +554,7 @@ def _dram_bytes(summary: NestSummary, device: Device, m: Mapping, k: int) -> tup
     launch = sum(r[0] for r in reads) + written
     usable = L2_USABLE * device.l2_bytes
     if launch <= usable:
-        return launch, compulsory
+        return (compulsory if compulsory <= usable else launch * m.launches), compulsory
     keep = sum(r[2] for r in reads) <= usable
     total = written
     for full_size, first, pair in reads:
