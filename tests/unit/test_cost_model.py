@@ -173,3 +173,13 @@ def test_calibrated_on_the_h200_measurements() -> None:
     jacobi = summary_of("jacobi2d-8192")
     p = predict(jacobi, recipes.stencil(jacobi, 32, 64, 4), H200)
     assert p.bound == "dram" and 0.8 < p.time_us / 157.4 < 1.2
+
+
+def test_vector_copies_issue_fewer_loads() -> None:
+    # gpu-map-loops{copy-vector=4}: a thread copies 4 consecutive floats with one 128-bit load
+    scalar = tiled(128, 64, 16, 8, 4)
+    vector = replace(scalar, extra=(("copy_vector", 4),))
+    one, four = (predict(matmul(4096), s, H100) for s in (scalar, vector))
+    assert four.sectors_per_request > one.sectors_per_request
+    assert four.loads_per_fma < one.loads_per_fma
+    assert four.dram_bytes == one.dram_bytes and four.time_us <= one.time_us

@@ -400,23 +400,32 @@ def _staged(
     warp: _Warp,
 ) -> None:
     """A shared-memory array: copied in (and out, if written) once per step, element l of
-    the box (array order) by thread l mod T; read and written in the buffer by every run."""
+    the box (array order) by thread l mod T, or with `copy_vector` V in `schedule.extra`
+    (gpu-map-loops{copy-vector=V}) V consecutive elements (l·V + v) per thread, one 128-bit
+    global access where the rows stay aligned; read and written in the buffer by every run."""
     names = [loop.name for loop in summary.loops]
     elem = accesses[0].elem_bytes
     layout = resources.shared_layout(summary, schedule, accesses[0].array)
     extents = resources.box(accesses, names, m.block)
     threads = schedule.threads_per_block
-    rounds = m.steps * -(-math.prod(extents) // threads)
-    flat = np.arange(min(device.warp_size, threads, math.prod(extents)), dtype=np.int64)
-    coords = np.unravel_index(flat, extents)
     source = resources.array_layout(accesses[0], summary).pitch
+    width = dict(schedule.extra).get("copy_vector", 1)
+    if width < 1 or extents[-1] % width:
+        width = 1
+    groups = math.prod(extents) // width
+    rounds = m.steps * -(-groups // threads)
+    lanes_count = min(device.warp_size, threads, groups)
+    flat = np.arange(lanes_count, dtype=np.int64)[:, None] * width + np.arange(width)
+    coords = np.unravel_index(flat, extents)
     at_array = sum((c + o) * p for c, o, p in zip(coords, layout.origin, source, strict=True))
-    sectors, lines = sectors_and_lines(np.asarray(at_array)[:, None], elem)
+    aligned = width * elem <= 16 and (len(source) < 2 or source[-2] % width == 0)
+    if width > 1 and aligned and layout.origin[-1] % width == 0:
+        sectors, lines = sectors_and_lines(np.asarray(at_array).reshape(-1, 1), elem)
+    else:
+        sectors, lines = sectors_and_lines(np.asarray(at_array), elem)
     ordered = coords[::-1] if layout.transposed else coords
     at_buffer = sum(c * p for c, p in zip(ordered, layout.pitch, strict=True))
-    words = _words(np.asarray(at_buffer), elem)
-    waves = wavefronts(words, device.shared_banks)
-    ideal = _ideal(words, device)
+    stores, waves, ideal = _shared_access(np.asarray(at_buffer), elem, device)
     for copy_in in (True, False):
         if not any(a.write != copy_in for a in accesses):
             continue
@@ -427,12 +436,12 @@ def _staged(
         warp.shared_ideal += rounds * ideal
         warp.instructions += 2 * rounds  # addresses and guard
         if copy_in:
-            warp.global_loads += rounds
-            warp.shared_stores += rounds
-            warp.step_loads += rounds / m.steps
+            warp.global_loads += rounds * len(sectors)
+            warp.shared_stores += rounds * stores
+            warp.step_loads += rounds * len(sectors) / m.steps
         else:
-            warp.global_stores += rounds
-            warp.shared_loads += rounds
+            warp.global_stores += rounds * len(sectors)
+            warp.shared_loads += rounds * stores
     for write in (False, True):
         chosen = [a for a in accesses if a.write == write]
         if not chosen:
