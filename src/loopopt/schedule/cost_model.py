@@ -1,36 +1,43 @@
 """The cost model: a pure function (loop nest, schedule, device) → predicted time, explained.
 
-    p = predict(summary, schedule, device_for("sm_90"))
-    explain(p)   # "3391.2 us fma-bound: 40.5 TFLOP/s, DRAM 0.41 GB (2.0x compulsory), ..."
+    p = predict(summary, recipes.matmul(summary, 128, 64, 16, 8, 4), device_for("sm_90"))
+    explain(p)  # "3326.8 us issue-bound: 41.3 TFLOP/s, DRAM 0.722 GB (2.69x compulsory), ...
+                #  88 regs, 12.5 KB shared, 2 blocks/SM, 7.76 waves (tail 1.03x) | fma ... us"
 
 It reads the nest's affine accesses and the schedule's mapping (schedule/resources.py), never
 the recipe's name, and simulates one warp (warp 0 of a block; every warp does the same):
 
-- global memory: for each distinct element a thread loads in one execution of its unrolled
-  body, the 32 lanes' addresses give the 32-byte sectors and 128-byte lines of that warp
-  instruction (stride 1 in the last dimension: 4 sectors for 32 floats; a stride of 8 floats
-  or more: 32). Loads a thread repeats in its unrolled body are issued once (registers);
-  sectors that several instructions of a body (or of 8 consecutive runs of its innermost
-  sequential loop, if the warps' lines fit in L1) share come from L2 once. Arrays held in
-  registers (scalar-replace) are read and written once per thread.
-- shared memory: staged arrays are copied in (coalesced, rows of the box in array order, one
-  element per thread per round) once per reduction step; their reads are vectorized (up to
-  16 bytes) where a thread's elements are consecutive and aligned in the buffer, and each
-  warp instruction costs as many wavefronts as the most distinct 4-byte words any of the 32
-  banks holds (the layout's pad and transposition decide it; equal words broadcast).
-- DRAM: each array's footprint once (compulsory), or, when the arrays do not fit in L2, the
-  footprint of every wave of concurrently resident blocks (the grid in blockIdx.x order).
+- global memory: for each distinct element a thread loads in one run of its unrolled body
+  (loads a thread repeats there stay in registers), the 32 lanes' addresses give the 32-byte
+  sectors and 128-byte lines of that warp instruction (stride 1 in the last dimension: 4
+  sectors for 32 floats; 8 floats or more: 32). From L2 come the sectors distinct among the
+  run's instructions, the block's warps (L1) and, when the warps' lines fit in L1, 8
+  consecutive runs of the innermost sequential loop. Arrays held in registers across the
+  reduction (scalar-replace) are read and written once per thread.
+- shared memory: a staged array's block-tile box is copied in (rows in array order, one
+  element, or `copy_vector` elements, per thread per round) once per reduction step; reads
+  from the buffer merge into accesses of up to 16 bytes where a thread's elements are
+  consecutive and aligned, and each warp access costs as many wavefronts as the most
+  distinct 4-byte words one of the 32 banks holds (pad and transposition decide it).
+- registers (resources.register_parts) set the occupancy; beyond the compiler's cap, each
+  spilled operand is stored and reloaded at each of its reuses.
+- DRAM: each array's footprint once (compulsory); when a launch's arrays do not fit in L2,
+  each wave of resident blocks (blockIdx.x order) reads its footprint, less what the wave
+  before it left in L2 when two waves' footprints fit.
 - SM time: per block, the FMA pipe (FMAs / lanes per clock), the issue slots (4 warp
   instructions per clock: FMAs, loads, stores, address and loop overhead) and the load/store
-  unit (1 wavefront per clock) give a throughput time; one block's critical path (its
-  instructions plus the memory latency each reduction step or body exposes: all of it without
-  pipelining, what the compute does not cover with it) is the latency time. With k blocks
-  resident a round takes max(k × throughput, path); the busiest SM runs ceil(blocks / SMs)
-  blocks in rounds of k (waves and their tail).
+  unit (1 wavefront per clock) give a throughput time; a block's critical path adds the
+  memory latency it cannot cover itself: a step waits for its copy-in (pipelined: for what
+  its compute does not cover) and two barriers, a body run for its global loads. With k
+  blocks resident a round takes soft_max(k × throughput, path) (latency hidden by
+  occupancy); the busiest SM runs ceil(blocks / SMs) blocks in rounds of k (waves, tail).
 
-time = max(SM time, L2 time, DRAM time) + launch overhead; `bound` names the largest term.
-Efficiencies and latencies below are calibrated on the H200 measurements of
-benchmarks/results (SGEMM 4096³ 3.42 ms, conv2d 4096² 3×3 0.060 ms, jacobi-2d 8192² 0.157 ms).
+time = launches × (soft_max(SM time, L2 time, DRAM time) + launch overhead): the largest
+bound plus the part of the others that does not overlap with it (a roofline with soft
+corners); `bound` names the largest term. Host loops (`host_loops` in Schedule.extra) make one
+launch per iteration. Efficiencies and latencies are calibrated on the H200 measurements of
+benchmarks/results: SGEMM 4096³ 3.42 ms, conv2d 4096² 3×3 0.060 ms, 16×16 0.389 ms, jacobi-2d
+8192² 0.157 ms (the model: 0.97x, 1.01x, 0.98x, 0.99x).
 """
 
 from __future__ import annotations
@@ -90,7 +97,7 @@ class Prediction:
     l2_bytes: float
     """Bytes moved between L2 and the SMs (sectors × 32)."""
     sectors_per_request: float
-    """Mean 32-byte sectors per global warp load (4: coalesced floats, 32: fully strided)."""
+    """Mean 32-byte sectors per global warp load or store (4: coalesced floats, 32: strided)."""
     bank_conflicts: float
     """Mean wavefronts per shared warp access over the ideal (1.0: conflict-free)."""
     loads_per_fma: float
