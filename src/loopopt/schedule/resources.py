@@ -2,16 +2,19 @@
 
     m = mapping(summary, s)          # per loop: extent per block, range per thread; grid, axes
     shared_bytes(summary, s)         # exact: the promoted boxes as loops/promote.py lays them out
-    registers(summary, s)            # an estimate per thread (see `registers`)
+    registers(summary, s)            # an estimate per thread (see `register_parts`)
     blocks_per_sm(summary, s, dev)   # min of the registers, shared memory, threads, blocks limits
-    misfit(summary, s, dev)          # "128x128x32 block tile needs 66 KB of shared memory, ..."
+    misfit(summary, s, dev)          # "256x256x64 block tile needs 130 KB of shared memory,
+                                     #  sm_89 allows 99 KB"
 
-The mapping follows gpu-map-loops: `x_loop` on threadIdx.x, the other parallel loops innermost
-first on y and z; a tiled loop spans its block tile per block and its thread tile per thread
-(consecutive iterations: thread t computes t·tile .. t·tile + tile - 1); an untiled mapped loop
-is strip-mined by its block size (block extent = threads along its axis × thread tile); an
-unmapped parallel loop and an unchunked reduction run whole inside each thread; a chunked
-reduction (`block_tile` entry) runs `trip / chunk` sequential steps of `chunk` iterations.
+The mapping follows gpu-map-loops: `x_loop` on threadIdx.x, the other parallel loops (tiled
+ones first, innermost first) on y and z; a tiled loop spans its block tile per block and its
+thread tile per thread (consecutive iterations: thread t computes t·tile .. t·tile + tile - 1);
+an untiled mapped loop is strip-mined by its block size (block extent = threads along its axis
+× thread tile); an unmapped parallel loop and an unchunked reduction run whole inside each
+thread; a chunked reduction (`block_tile` entry) runs `trip / chunk` sequential steps of
+`chunk` iterations; the outermost `host_loops` (Schedule.extra) loops stay on the host, one
+launch per iteration. Not checked here: that the schedule's pipeline produces this mapping.
 """
 
 from __future__ import annotations
