@@ -13,6 +13,7 @@ CUDA device is usable, else "cpu".
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -93,6 +94,8 @@ def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModuleP
     for p in passes:
         if p.name in GPU_PASSES:
             break
+        if p.name == "auto-schedule":
+            p = dataclasses.replace(p, gpu=False)  # its loop-level part only
         cpu_passes.append(p)
     _apply(ctx, module, cpu_passes)
     if any(isinstance(op, gpu.ModuleOp) for op in module.ops):

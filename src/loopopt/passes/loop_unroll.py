@@ -24,7 +24,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import describe_loop, functions, innermost_loops, named_loops, trip_count
+from loopopt.loops.nest import describe_loop, function_ops, innermost_loops, named_loops, trip_count
 from loopopt.loops.unroll import unroll
 from loopopt.loops.unroll import unroll_full as unroll_fully
 from loopopt.passes import LoopoptPass
@@ -54,10 +54,10 @@ class LoopUnrollPass(LoopoptPass):
                 f"{self.name}: unroll-factor must be at least 1, got {self.unroll_factor}", op=op
             )
         if self.loop is not None:
-            roots = functions(op, self.func) if self.func else [op]
+            roots = function_ops(op, self.func) if self.func else [op]
             targets = [loop for root in roots for loop in named_loops(root, self.loop, self.name)]
         else:
-            targets = [loop for fn in functions(op, self.func) for loop in innermost_loops(fn)]
+            targets = [loop for fn in function_ops(op, self.func) for loop in innermost_loops(fn)]
         for loop in targets:
             if not self.unroll_full:
                 unroll(loop, self.unroll_factor, self.name)

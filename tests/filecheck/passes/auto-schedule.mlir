@@ -1,0 +1,73 @@
+// RUN: sed -n '/^\/\/ MATMUL/,/^\/\/ END MATMUL/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain top=2}' 2>&1 | filecheck %s
+// RUN: sed -n '/^\/\/ IMPERFECT/,/^\/\/ END IMPERFECT/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain}' 2>&1 | filecheck %s --check-prefix=DEFAULT
+// RUN: sed -n '/^\/\/ MATMUL/,/^\/\/ END MATMUL/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 gpu=false}' | filecheck %s --check-prefix=LOOPS
+// RUN: not loopopt-opt %s -p 'auto-schedule{device=sm_42}' 2>&1 | filecheck %s --check-prefix=DEVICE
+
+// The choice for a 64x64x32 matmul on the built-in sm_90 table (H100 SXM), pinned: the model
+// ranks the candidates of the matmul class (two-level tiles, shared A and B, register tile,
+// pipelined and vector copies) and the first one's pipeline is applied. `explain` prints the
+// ranking (to stderr, before the IR) with each candidate's breakdown and the chosen pipeline.
+// CHECK:       auto-schedule @mm on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// CHECK-NEXT:    #1 matmul bm=32 bn=32 bk=32 tm=4 tn=4 pipelined=1 copy_vector=4: {{[0-9.]+}} us {{[a-z]+}}-bound: {{.*}} regs, {{.*}} KB shared, {{[0-9]+}} blocks/SM
+// CHECK-NEXT:    #2 matmul
+// CHECK-NEXT:    pipeline: loop-tile{tile-sizes=32,32,32},promote{arrays=A loop=k_t memory-space=shared pad=4 transpose},promote{arrays=B loop=k_t memory-space=shared pad=4},loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=8,8 copy-vector=4},
+// CHECK:       gpu.launch_func @kernels::@mm_k0 blocks in (%c2, %c2, %c1) threads in (%c8, %c8, %c1)
+// CHECK:       gpu.func @mm_k0({{.*}}) kernel attributes {known_block_size = array<i32: 8, 8, 1>
+// CHECK:         %A_shared = memref.alloca() : memref<32x36xf32, 3 : i64>
+// CHECK-NEXT:    %B_shared = memref.alloca() : memref<32x36xf32, 3 : i64>
+// CHECK:         affine.for %k_t = 0 to 32 step 32 iter_args(
+// CHECK:         gpu.barrier
+// CHECK-NOT:     affine.for %k =
+// CHECK:         gpu.return
+// With gpu=false (the CPU path of loopopt.compile) only the loop-level part applies: tiles and
+// local copies, no kernel.
+// LOOPS-LABEL: func.func @mm
+// LOOPS:         affine.for %i_t = 0 to 64 step 32 {
+// LOOPS:         memref.alloca() : memref<32x36xf32, 3 : i64>
+// LOOPS-NOT:     gpu.
+// MATMUL
+func.func @mm(%A: memref<64x32xf32>, %B: memref<32x64xf32>, %C: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 32 {
+        %a = affine.load %A[%i, %k] : memref<64x32xf32>
+        %b = affine.load %B[%k, %j] : memref<32x64xf32>
+        %c = affine.load %C[%i, %j] : memref<64x64xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<64x64xf32>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+// END MATMUL
+
+// A nest the summary cannot describe (the time loop holds two loops) keeps the default
+// mapping: each inner loop becomes a kernel launched from the host's time loop.
+// DEFAULT:      auto-schedule @jacobi1d on H100 SXM (sm_90): default mapping (summarize: imperfect nest: loop 't' holds 2 loops)
+// DEFAULT:      affine.for %t = 0 to 4 {
+// DEFAULT-NEXT:   arith.constant
+// DEFAULT-NEXT:   arith.constant
+// DEFAULT-NEXT:   gpu.launch_func @kernels::@jacobi1d_k0
+// DEFAULT:        gpu.launch_func @kernels::@jacobi1d_k1
+// DEFAULT:      } {loopopt.name = "t", loopopt.mapping = "host"}
+// IMPERFECT
+func.func @jacobi1d(%A: memref<66xf32>, %B: memref<66xf32>) {
+  affine.for %t = 0 to 4 {
+    affine.for %i = 1 to 65 {
+      %l = affine.load %A[%i - 1] : memref<66xf32>
+      %r = affine.load %A[%i + 1] : memref<66xf32>
+      %s = arith.addf %l, %r : f32
+      affine.store %s, %B[%i] : memref<66xf32>
+    } {loopopt.name = "i"}
+    affine.for %i = 1 to 65 {
+      %v = affine.load %B[%i] : memref<66xf32>
+      affine.store %v, %A[%i] : memref<66xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
+// END IMPERFECT
+
+// DEVICE: error: unknown device 'sm_42'; known: sm_80, sm_89, sm_90, A100, L40S, H100, H200
