@@ -20,7 +20,10 @@ from loopopt.schedule.types import NestSummary
 
 @cache
 def _summary(family: workloads.Family) -> NestSummary:
-    return summarize_module(parse_module(family.mlir(family.small), family.func))
+    """The nest of the family's first benchmark row (its sizes decide, e.g., which copies
+    have more elements than a block has threads)."""
+    sizes = next(w.sizes for w in workloads.WORKLOADS if w.family == family)
+    return summarize_module(parse_module(family.mlir(sizes), family.func))
 
 
 def sgemm(

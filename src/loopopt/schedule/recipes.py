@@ -250,6 +250,7 @@ def matmul(
     min_blocks: int = 0,
     outer_product: bool = False,
     guarded: bool = False,
+    copy_vector: int = 1,
 ) -> Schedule:
     """C[i, j] += A[i, k] * B[k, j] (any order of A's and B's dimensions): a bm x bn block
     tile (threads bn/tn x bm/tm, j on x), bk-deep slices of A and B in shared memory (stored
@@ -257,7 +258,8 @@ def matmul(
     thread with C's accumulators in registers across k_t (scalar-replace); copies unrolled
     and, when `pipelined`, issued one k_t ahead; `min_blocks` blocks per SM (launch bounds).
     `outer_product` puts k outside the register tile. `guarded`: for tiles that do not divide
-    the trip counts: the register tile is unrolled by tm, tn with remainders, no pipelining."""
+    the trip counts: the register tile is unrolled by tm, tn with remainders, no pipelining.
+    `copy_vector`: threads copy that many consecutive elements at a time (128-bit accesses)."""
     r = matmul_roles(summary)
     if r is None:
         raise LoopoptError(f"matmul recipe: @{summary.func} is not C[i, j] += A[i, k] * B[k, j]")
@@ -267,14 +269,19 @@ def matmul(
     p0, p1 = band[0], band[1]
     kt = fresh(summary, f"{r.k}_t")
     threads = (bn // tn, bm // tm, 1)
-    mapping = f"block={threads[0]},{threads[1]}" + (
-        f" min-blocks-per-sm={min_blocks}" if min_blocks else ""
-    )
-    copies = [
-        f"loop-unroll{{unroll-full loop={array}_copy_in}}"
-        for array, elements in ((r.a, bm * bk), (r.b, bk * bn))
-        if elements > threads[0] * threads[1]
-    ]
+    options = [f"block={threads[0]},{threads[1]}"]
+    options += [f"min-blocks-per-sm={min_blocks}"] * (min_blocks > 0)
+    options += [f"copy-vector={copy_vector}"] * (copy_vector > 1)
+    # A tile's copy (clipped to its loops' trip counts) is spread over the block's threads,
+    # `copy_vector` elements at a time where they divide its rows, in a round loop named
+    # <array>_copy_in when it has more of those than the block has threads.
+    box = {name: min(size[name], summary.loop(name).trip) for name in band}
+    copies = []
+    for array, other, k_last in ((r.a, r.i, r.a_k_last), (r.b, r.j, r.b_k_last)):
+        row = box[r.k] if k_last else box[other]
+        vector = copy_vector if row % copy_vector == 0 else 1
+        if box[other] * box[r.k] // vector > threads[0] * threads[1]:
+            copies.append(f"loop-unroll{{unroll-full loop={array}_copy_in}}")
     if guarded:
         compute = [
             f"loop-unroll{{unroll-factor={thread[name]} loop={name}}}"
@@ -298,7 +305,7 @@ def matmul(
             if outer_product
             else []
         ),
-        f"gpu-map-loops{{{mapping}}}",
+        f"gpu-map-loops{{{' '.join(options)}}}",
         *copies,
         *([f"pipeline-copies{{loop={kt}}}"] if pipelined and not guarded else []),
         *compute,
@@ -312,6 +319,7 @@ def matmul(
             ("min_blocks", min_blocks),
             ("outer_product", outer_product),
             ("guarded", guarded),
+            ("copy_vector", copy_vector if copy_vector > 1 else 0),
         )
         if v
     ]
@@ -330,6 +338,7 @@ def matmul(
         registers=(r.c,),
         pipelined=pipelined and not guarded,
         min_blocks=min_blocks,
+        extra=(("copy_vector", copy_vector),) if copy_vector > 1 else (),
     )
 
 

@@ -10,14 +10,16 @@ matmul (C[i, j] += A[i, k] * B[k, j], any order of A's and B's dimensions), conv
 out[o] += image[o + f] * ...), stencil (a 2-D parallel band reading one array at several
 offsets), map (anything with a parallel loop). Each class enumerates its recipe's parameters:
 
-    matmul   bm, bn ∈ {32..256}, bk ∈ {8, 16, 32}, tm, tn ∈ {1, 2, 4, 8}, pipelined on/off
+    matmul   bm, bn ∈ {32..256}, bk ∈ {8, 16, 32}, tm, tn ∈ {1, 2, 4, 8}, pipelined on/off,
+             copies 1 or 4 elements at a time (gpu-map-loops{copy-vector})
     conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread)
     stencil  by ∈ {1..256}, bx ∈ {16..256}, rows ∈ {1..16}
     map      block shapes over the 1-3 mapped loops, unroll ∈ {1, 2, 4, 8} of the inner loop
 
 The fast matmul and conv recipes fully unroll, so only tiles that divide the trip counts they
 unroll are offered (and, pipelined, a block's threads must divide each copy); when none does,
-the space falls back to guarded matmul tiles, or to the map recipe. Tiles far larger than a
+the space falls back to guarded matmul tiles (no pipelining, scalar copies), or to the map
+recipe. Tiles far larger than a
 loop (twice its trip count or more) are left out. Last, what does not fit the device goes
 (schedule/resources.misfit: threads, shared memory, registers, occupancy), and so do blocks of
 fewer than 32 threads (a partial warp).
@@ -106,12 +108,13 @@ def _matmul(summary: NestSummary) -> Iterable[Schedule]:
         (1, 2, 4, 8),
         (1, 2, 4, 8),
         (True, False),
+        (1, 4),
     )
-    for bm, bn, bk, tm, tn, pipelined in tiles:
-        threads = (bm // tm) * (bn // tn)
-        if pipelined and (bm * bk % threads or bk * bn % threads):
+    for bm, bn, bk, tm, tn, pipelined, vector in tiles:
+        per_round = (bm // tm) * (bn // tn) * vector
+        if pipelined and (bm * bk % per_round or bk * bn % per_round):
             continue  # a guarded copy cannot be issued ahead
-        yield recipes.matmul(summary, bm, bn, bk, tm, tn, pipelined)
+        yield recipes.matmul(summary, bm, bn, bk, tm, tn, pipelined, copy_vector=vector)
 
 
 def _guarded_matmul(summary: NestSummary) -> Iterable[Schedule]:
