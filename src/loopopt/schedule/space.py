@@ -18,8 +18,8 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
 
 The fast matmul and conv recipes fully unroll, so only tiles that divide the trip counts they
 unroll are offered (and, pipelined, a block's threads must divide each copy); when none does,
-the space falls back to guarded matmul tiles (no pipelining, scalar copies), or to the map
-recipe. Tiles far larger than a
+the space falls back to guarded matmul tiles (no pipelining, scalar copies, register tiles
+up to 4 x 4: they unroll with remainders), or to the map recipe. Tiles far larger than a
 loop (twice its trip count or more) are left out. Last, what does not fit the device goes
 (schedule/resources.misfit: threads, shared memory, registers, occupancy), and so do blocks of
 fewer than 32 threads (a partial warp).
@@ -125,8 +125,8 @@ def _guarded_matmul(summary: NestSummary) -> Iterable[Schedule]:
         _upto((32, 64, 128), m),
         _upto((32, 64, 128), n),
         _upto((8, 16, 32), k),
-        (1, 2, 4, 8),
-        (1, 2, 4, 8),
+        (1, 2, 4),
+        (1, 2, 4),
     )
     for bm, bn, bk, tm, tn in tiles:
         yield recipes.matmul(summary, bm, bn, bk, tm, tn, pipelined=False, guarded=True)
