@@ -22,7 +22,7 @@ from loopopt.dialects import gpu_ext as gpu
 from loopopt.runtime.cpu import run_function
 from loopopt.schedule import recipes
 from loopopt.schedule.resources import misfit, shared_bytes
-from loopopt.schedule.space import candidates, classify
+from loopopt.schedule.space import candidates, classify, why_none
 from loopopt.schedule.summary import summarize_module
 from loopopt.schedule.types import Device, NestSummary, Schedule
 
@@ -266,8 +266,11 @@ def test_fallbacks_and_refusal() -> None:
     mapped = candidates(_of(workloads.CONV2D, (7, 9, 3, 3)), SM90)
     assert mapped and {s.recipe for s in mapped} == {"map"}
     assert "loop-unroll{unroll-factor=2 loop=q}" in mapped[1].pipeline
-    with pytest.raises(LoopoptError, match="no schedule of @prefix fits sm_90: no loop is"):
-        candidates(_summary(PREFIX), SM90)
+    assert candidates(_summary(PREFIX), SM90) == []
+    assert why_none(_summary(PREFIX), SM90) == "no loop is parallel"
+    tiny = Device(**{**SM90.__dict__, "max_threads_per_block": 16})
+    assert candidates(_summary(ROWSUM), tiny) == []
+    assert why_none(_summary(ROWSUM), tiny).startswith("a 32x1x1 block has 32 threads")
     with pytest.raises(LoopoptError, match="matmul recipe: @prefix is not C"):
         recipes.matmul(_summary(PREFIX), 32, 32, 8, 1, 1)
 

@@ -22,7 +22,8 @@ the space falls back to guarded matmul tiles (no pipelining, scalar copies, regi
 up to 4 x 4: they unroll with remainders), or to the map recipe. Tiles far larger than a
 loop (twice its trip count or more) are left out. Last, what does not fit the device goes
 (schedule/resources.misfit: threads, shared memory, registers, occupancy), and so do blocks of
-fewer than 32 threads (a partial warp).
+fewer than 32 threads (a partial warp). An empty space (no parallel loop, nothing fits) is an
+empty list; `why_none` gives the reason.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 
-from loopopt.diagnostics import LoopoptError
 from loopopt.schedule import recipes
 from loopopt.schedule.recipes import conv_roles, map_roles, matmul_roles, stencil_roles
 from loopopt.schedule.resources import misfit
@@ -52,16 +52,14 @@ def classify(summary: NestSummary) -> str:
 
 
 def candidates(summary: NestSummary, device: Device) -> list[Schedule]:
-    """The schedules of the nest's class that fit `device` (see the module docstring)."""
+    """The schedules of the nest's class that fit `device` (see the module docstring); none
+    when no loop is parallel or nothing fits (`why_none` says which)."""
     kind = classify(summary)
     found = _fitting(SPACES[kind](summary), summary, device)
     if not found and kind == "matmul":
         found = _fitting(_guarded_matmul(summary), summary, device)
     if not found and kind != "map":
         found = _fitting(_map(summary), summary, device)
-    if not found:
-        why = _why_none(summary, device)
-        raise LoopoptError(f"no schedule of @{summary.func} fits {device.arch}: {why}")
     return found
 
 
@@ -77,7 +75,8 @@ def _fitting(schedules: Iterable[Schedule], summary: NestSummary, device: Device
     return kept
 
 
-def _why_none(summary: NestSummary, device: Device) -> str:
+def why_none(summary: NestSummary, device: Device) -> str:
+    """Why `candidates` is empty: no parallel loop, or the first misfit of a mapping."""
     if map_roles(summary) is None:
         return "no loop is parallel"
     for s in _map(summary):
