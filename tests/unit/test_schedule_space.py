@@ -179,6 +179,23 @@ func.func @rowsum(%A: memref<40x10xf32>, %S: memref<40xf32>) {
 }
 """
 
+TRANSPOSE4 = """
+func.func @transpose4(%A: memref<3x2x4x5xf32>, %B: memref<5x4x2x3xf32>) {
+  affine.for %a = 0 to 3 {
+    affine.for %b = 0 to 2 {
+      affine.for %c = 0 to 4 {
+        affine.for %d = 0 to 5 {
+          %v = affine.load %A[%a, %b, %c, %d] : memref<3x2x4x5xf32>
+          affine.store %v, %B[%d, %c, %b, %a] : memref<5x4x2x3xf32>
+        } {loopopt.name = "d"}
+      } {loopopt.name = "c"}
+    } {loopopt.name = "b"}
+  } {loopopt.name = "a"}
+  return
+}
+"""
+"""Four parallel loops; the store is contiguous in a (threadIdx.x), the outermost."""
+
 PREFIX = """
 func.func @prefix(%A: memref<16xf32>) {
   affine.for %i = 1 to 16 {
@@ -273,6 +290,19 @@ def test_fallbacks_and_refusal() -> None:
     assert why_none(_summary(ROWSUM), tiny).startswith("a 32x1x1 block has 32 threads")
     with pytest.raises(LoopoptError, match="matmul recipe: @prefix is not C"):
         recipes.matmul(_summary(PREFIX), 32, 32, 8, 1, 1)
+    with pytest.raises(LoopoptError, match="map recipe: no loop of @wavefront runs inside"):
+        recipes.map_nest(_summary(WAVEFRONT), (32,), unroll=2)
+
+
+def test_map_maps_the_contiguous_loop_and_the_innermost_others() -> None:
+    s = recipes.map_nest(_summary(TRANSPOSE4), (16, 2, 4))
+    assert s.pipeline == (
+        "loop-interchange{loops=a,b,c,d permutation=1,0,2,3},"
+        "loop-tile{loops=a,c,d tile-sizes=16,4,2},gpu-map-loops{block=16,2,4}"
+    )
+    assert (s.x_loop, s.block_tile, s.threads) == ("a", (("a", 16), ("c", 4), ("d", 2)), (16, 2, 4))
+    rowsum = recipes.map_nest(_summary(ROWSUM), (64,), unroll=4)
+    assert rowsum.pipeline.endswith("gpu-map-loops{block=64},loop-unroll{unroll-factor=4 loop=k}")
 
 
 def test_recipes_follow_the_nests_names_and_order() -> None:
@@ -329,6 +359,7 @@ SMALL = [
     (PERMUTE, "permute", "map"),
     (ROWSUM, "rowsum", "map"),
     (WAVEFRONT, "wavefront", "map"),
+    (TRANSPOSE4, "transpose4", "map"),
 ]
 
 
@@ -345,6 +376,7 @@ SMALL = [
         "permute",
         "rowsum",
         "wave",
+        "transpose4",
     ],
 )
 def test_every_candidate_runs_on_the_cpu(text: str, func: str, recipe: str) -> None:

@@ -347,9 +347,10 @@ def conv(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
     block, `rows` consecutive outputs of a column per thread (threads bx x by/rows, the
     output's last loop on x), the filter loops and the rows unrolled: each image element a
     thread needs is loaded once and reused from a register by every (output, tap) pair. 3-D:
-    one output plane per grid z, a by x bx tile of the other two; per first filter loop (a
-    loop), the other taps and the rows unrolled and the outputs in registers (scalar-replace).
-    `by` must divide the rows loop's trip count and `rows` divide `by` (full unrolls)."""
+    one output plane per grid z, a by x bx tile of the other two; the first filter loop stays
+    a loop, the other taps and the rows are unrolled inside it, and the outputs stay in
+    registers across it (scalar-replace). `by` must divide the rows loop's trip count and
+    `rows` divide `by` (full unrolls)."""
     r = conv_roles(summary)
     if r is None:
         raise LoopoptError(f"conv recipe: @{summary.func} is not out[o] += image[o + f] * ...")
@@ -419,11 +420,14 @@ def stencil(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
 def map_nest(summary: NestSummary, block: Sequence[int], unroll: int = 1) -> Schedule:
     """Any nest with a parallel loop: up to three loops of its first parallel run (the one
     gpu-map-loops puts on threadIdx.x and the innermost others) tiled by the block shape
-    (`block`: threads along x, y, z), one iteration per thread; the innermost loop inside the
-    run unrolled `unroll` times (with a remainder). Sequential loops outside stay on the host."""
+    (`block`: threads along x, y, z), one iteration per thread; the nest's innermost loop,
+    when it lies inside the run, unrolled `unroll` times (with a remainder). Sequential loops
+    outside the run stay on the host."""
     r = map_roles(summary)
     if r is None:
         raise LoopoptError(f"map recipe: no loop of @{summary.func} is parallel")
+    if unroll > 1 and r.inner is None:
+        raise LoopoptError(f"map recipe: no loop of @{summary.func} runs inside the mapped ones")
     shape = (*block, 1, 1, 1)[:3]
     size = dict(zip(r.axes, shape, strict=False))
     steps = [
