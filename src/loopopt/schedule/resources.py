@@ -35,6 +35,14 @@ SHARED_RESERVED = 1024
 SHARED_GRANULE = 128
 REGISTER_GRANULE = 256
 """Registers are allocated per warp in units of 256 (8 per thread)."""
+COPY_ADDRESS_REGISTERS = 3
+"""Registers a copy instruction in flight holds besides its values: its 64-bit global address
+and its shared one (a step's unrolled copies are all loaded before the first is stored; fitted
+with the fragments and overhead below to ptxas -v on 134 SGEMM schedules, 10% mean error)."""
+OVERHEAD_REGISTERS = 13
+"""Indices, bounds and loop counters a thread keeps besides its data (+ 2 per array)."""
+REGISTER_ERROR = 0.15
+"""Relative uncertainty of the register estimate (its error against ptxas -v: 10% mean)."""
 MAX_POINTS = 1 << 16
 """Enumerate at most this many iteration points to count distinct elements; beyond, a box."""
 
@@ -311,12 +319,13 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
       the unrolled body;
     - operand fragments, of the arrays read in the unrolled body: when the body unrolls a
       reduction loop whose iterations reuse elements (a convolution's filter rows), what one
-      iteration of the outermost such loop reads stays live for the next; otherwise twice
-      what one reduction point reads (the next point's loads are issued ahead); with no
-      unrolled reduction, everything the body reads;
-    - copy registers: each staged array's box over the threads of the block, live during the
-      compute when pipelined, else only during the copy (the larger of copies and fragments);
-    - overhead: 10 (indices, bounds) + 2 per array (64-bit pointers) + 1 per sequential loop.
+      iteration of the outermost such loop reads stays live for the next; otherwise what one
+      reduction point reads; with no unrolled reduction, everything the body reads;
+    - copy registers: per staged array, the values of a thread's share of the box and
+      COPY_ADDRESS_REGISTERS per copy instruction (one per `copy_width` elements), live during
+      the compute when pipelined, else only during the copy (the larger of copies and
+      fragments);
+    - overhead: OVERHEAD_REGISTERS + 2 per array (64-bit pointers) + 1 per sequential loop.
     """
     m = mapping(summary, schedule)
     names = [loop.name for loop in summary.loops]
@@ -335,11 +344,21 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
         if reads and array not in schedule.registers:
             fragments += words * _live_reads(reads, summary, unrolled, reductions, at_point)
         if array in schedule.shared:
-            elems = math.prod(box(accesses, names, m.block))
-            copies += words * -(-elems // schedule.threads_per_block)
+            extents = box(accesses, names, m.block)
+            width = copy_width(schedule, extents)
+            per_thread = -(-math.prod(extents) // width // schedule.threads_per_block)
+            copies += per_thread * (width * words + COPY_ADDRESS_REGISTERS)
     sequential = sum(1 for n in names if n not in schedule.unrolled and m.thread[n] > 1)
-    overhead = 10 + 2 * len(by_array(summary)) + sequential + (1 if m.steps > 1 else 0)
-    return Registers(accumulators, fragments, copies, overhead, schedule.pipelined)
+    overhead = OVERHEAD_REGISTERS + 2 * len(by_array(summary)) + sequential
+    return Registers(accumulators, fragments, copies, overhead + (m.steps > 1), schedule.pipelined)
+
+
+def copy_width(schedule: Schedule, extents: Sequence[int]) -> int:
+    """Elements a thread copies at a time into a shared buffer of box `extents` (array order):
+    the schedule's `copy_vector` (Schedule.extra, gpu-map-loops{copy-vector}) where it divides
+    the box's rows, else 1."""
+    width = dict(schedule.extra).get("copy_vector", 1)
+    return width if width > 1 and extents and extents[-1] % width == 0 else 1
 
 
 def _live_reads(
@@ -355,7 +374,7 @@ def _live_reads(
     one = distinct(reads, summary, {**unrolled, outer: 1})
     if distinct(reads, summary, unrolled) < unrolled[outer] * one:
         return one
-    return 2 * distinct(reads, summary, at_point)
+    return distinct(reads, summary, at_point)
 
 
 def registers(summary: NestSummary, schedule: Schedule) -> int:
@@ -371,6 +390,24 @@ def register_cap(schedule: Schedule, device: Device) -> int:
     per_warp = device.regs_per_sm // (warps * blocks)
     fit = (per_warp // REGISTER_GRANULE) * REGISTER_GRANULE // device.warp_size
     return min(device.max_regs_per_thread, fit)
+
+
+def spilled_registers(
+    summary: NestSummary, schedule: Schedule, device: Device, required: bool = False
+) -> float:
+    """The registers the compiler is expected to spill (of the `required` part only, with
+    `required`): the estimate's excess over the cap, averaged over the estimate's uncertainty
+    (the true need uniform within ±REGISTER_ERROR of it), so that a schedule whose estimate is
+    just under the cap already risks some."""
+    parts = register_parts(summary, schedule)
+    need = parts.required if required else parts.total
+    cap = register_cap(schedule, device)
+    low, high = need * (1 - REGISTER_ERROR), need * (1 + REGISTER_ERROR)
+    if cap >= high:
+        return 0.0
+    if cap <= low:
+        return need - cap
+    return (high - cap) ** 2 / (2 * (high - low))
 
 
 def allocated_registers(summary: NestSummary, schedule: Schedule, device: Device) -> int:

@@ -1,0 +1,414 @@
+"""One warp's work, simulated lane by lane: instructions, sectors, lines, bank wavefronts.
+
+    m = resources.mapping(summary, s)
+    w = warp_work(summary, s, device, m, l1_lines=64)
+    w.fma, w.instructions        # warp instructions of warp 0 of a block (every warp alike)
+    w.sectors, w.l2_sectors      # 32-byte sectors its global accesses address / fetch from L2
+    w.wavefronts                 # load/store unit cycles: L1 lines, shared wavefronts, spills
+
+Global memory: for each distinct element a thread loads in one run of its unrolled body (the
+loads a thread repeats there stay in registers), the 32 lanes' addresses give the sectors
+and 128-byte lines of that warp instruction (stride 1 in the last dimension: 4 sectors for
+32 floats; 8 floats apart or more: 32). From L2 come the sectors distinct among the run's
+instructions, the block's warps (L1) and, when the warps' lines fit in L1, REUSE_RUNS
+consecutive runs of the innermost sequential loop. Arrays held in registers across the
+reduction (scalar-replace) are read and written once per thread.
+
+Shared memory: a staged array's block-tile box is copied in (rows in array order, one
+element, or `copy_vector` elements, per thread per round) once per reduction step; reads from
+the buffer merge into accesses of up to 16 bytes where a thread's elements are consecutive
+and aligned. A warp access of W bytes per lane is served 128 bytes per cycle: in 4W/16
+phases of 128/W lanes (two lanes of a pair with one address share their data, halving the
+phases), and a phase takes as many wavefronts as the most distinct 4-byte words one of the 32
+banks holds in it. So a 128-bit load takes 4 wavefronts even when every lane reads the same
+address (2: the pair rule), and a column of an unpadded 32-wide tile 32.
+
+Registers beyond the compiler's cap spill (`spill_accesses`): local loads and stores per run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from loopopt.schedule import resources
+from loopopt.schedule.resources import Mapping, addresses, by_array
+from loopopt.schedule.types import Access, Device, NestSummary, Schedule
+
+SECTOR = 32
+LINE = 128
+REUSE_RUNS = 8
+"""Consecutive runs of the innermost sequential loop whose shared sectors L1 serves once."""
+LOOP_INSTRUCTIONS = 3
+"""Instructions per run of a thread's loop: increment, compare, branch."""
+
+
+@dataclass
+class WarpWork:
+    """One warp's work in one block (counts of warp instructions, wavefronts, sectors)."""
+
+    fma: float = 0.0
+    instructions: float = 0.0
+    global_loads: float = 0.0
+    global_stores: float = 0.0
+    shared_loads: float = 0.0
+    shared_stores: float = 0.0
+    wavefronts: float = 0.0
+    """Load/store unit cycles: global lines + shared wavefronts (+ local, added by the model)."""
+    shared_wavefronts: float = 0.0
+    shared_ideal: float = 0.0
+    """Wavefronts of the same shared accesses without bank conflicts."""
+    sectors: float = 0.0
+    """Sectors the warp's global instructions address (coalescing)."""
+    l2_sectors: float = 0.0
+    """Sectors fetched from or written to L2."""
+    step_loads: float = 0.0
+    """Global load instructions per step whose latency a step exposes (copy-in)."""
+    spills: float = 0.0
+    """Local-memory loads and stores of spilled registers (warp instructions)."""
+    body_sectors: float = 0.0
+    body_fetched: float = 0.0
+    """Sectors the body runs' global loads address, and those L1 misses."""
+    runs: int = 1
+    """Runs of the thread's unrolled body (steps × sequential iterations)."""
+
+
+def sectors_and_lines(columns: np.ndarray, elem_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per warp instruction (a column of lane addresses): its distinct sectors and lines."""
+    byte = columns * elem_bytes
+    return _distinct_per_column(byte // SECTOR), _distinct_per_column(byte // LINE)
+
+
+def l1_cycles(columns: np.ndarray, elem_bytes: int, banks: int) -> float:
+    """Load/store unit cycles of global warp instructions (a column of lane addresses each,
+    in elements): L1's data array is banked like shared memory, so an instruction takes the
+    wavefronts `shared_cycles` gives its 4-byte words (a row of 32 floats, aligned or not: 1;
+    a column of a row-major array, every word in one bank: 32)."""
+    per = max(1, elem_bytes // 4)
+    if per > 1:
+        return float(
+            sum(shared_cycles((c[:, None] * per + np.arange(per)), banks)[0] for c in columns.T)
+        )
+    ordered = np.sort(columns, axis=0)
+    fresh = np.ones_like(ordered, dtype=bool)
+    fresh[1:] = np.diff(ordered, axis=0) != 0
+    which = np.broadcast_to(np.arange(columns.shape[1]), columns.shape)
+    counts = np.bincount(
+        (which * banks + ordered % banks)[fresh], minlength=columns.shape[1] * banks
+    )
+    return float(counts.reshape(-1, banks).max(axis=1).sum())
+
+
+def _distinct_per_column(values: np.ndarray) -> np.ndarray:
+    ordered = np.sort(values, axis=0)
+    return 1 + (np.diff(ordered, axis=0) != 0).sum(axis=0)
+
+
+def wavefronts(words: np.ndarray, banks: int) -> int:
+    """Wavefronts of one phase of a shared-memory access: the most distinct 4-byte words that
+    any bank holds (equal words are one broadcast)."""
+    unique = np.unique(words)
+    return int(np.bincount(unique % banks, minlength=banks).max()) if len(unique) else 0
+
+
+def shared_cycles(lane_words: np.ndarray, banks: int) -> tuple[int, int]:
+    """(wavefronts, conflict-free wavefronts) of one warp access; `lane_words`: per lane (row)
+    the 4-byte words it reads or writes (W/4 columns). Phases of 128/W lanes, twice as many
+    lanes when every lane pair (l, l^1 or l, l^2) has one address; per phase the most distinct
+    words of one bank (see the module docstring)."""
+    lanes_count, per_lane = lane_words.shape
+    phase = max(1, banks // per_lane)
+    if _pairs_share(lane_words):
+        phase *= 2
+    waves = ideal = 0
+    for start in range(0, lanes_count, phase):
+        words = lane_words[start : start + phase].ravel()
+        waves += max(1, wavefronts(words, banks))
+        ideal += max(1, -(-len(np.unique(words)) // banks))
+    return waves, ideal
+
+
+def _pairs_share(lane_words: np.ndarray) -> bool:
+    """Every lane pair (l, l ^ 1), or every pair (l, l ^ 2), reads one address."""
+    index = np.arange(len(lane_words))
+    for partner in (1, 2):
+        other = index ^ partner
+        inside = other < len(index)
+        if inside.any() and bool((lane_words[other[inside]] == lane_words[inside]).all()):
+            return True
+    return False
+
+
+def lanes(schedule: Schedule, m: Mapping, device: Device) -> dict[str, np.ndarray]:
+    """Warp 0's threads as loop offsets: lane l is thread (x, y, z) of the block's linear id
+    l, and its loop on each axis starts at that index × the loop's thread tile."""
+    count = min(device.warp_size, schedule.threads_per_block)
+    tid = np.arange(count, dtype=np.int64)
+    x, y, _ = schedule.threads
+    index = [tid % x, (tid // x) % y, tid // (x * y)]
+    result: dict[str, np.ndarray] = {}
+    for axis, name in enumerate(m.axes):
+        result[name] = index[axis] * m.thread[name]
+    return result
+
+
+def sequential(summary: NestSummary, schedule: Schedule, m: Mapping) -> list[str]:
+    """A thread's loops that run as loops (not unrolled, more than one iteration)."""
+    names = [loop.name for loop in summary.loops]
+    return [n for n in names if n not in schedule.unrolled and m.thread[n] > 1]
+
+
+def warp_work(
+    summary: NestSummary, schedule: Schedule, device: Device, m: Mapping, l1_lines: float
+) -> WarpWork:
+    """One warp's work; `l1_lines`: the 128-byte lines of L1 each resident warp may keep."""
+    names = [loop.name for loop in summary.loops]
+    body = {n: m.thread[n] for n in names if n in schedule.unrolled}
+    loops = sequential(summary, schedule, m)
+    runs = m.steps * math.prod(m.thread[n] for n in loops)
+    warp_lanes = lanes(schedule, m, device)
+    warp = WarpWork(runs=runs)
+    warp.fma = m.steps * math.prod(m.thread.values()) * summary.flops / 2
+    arrays = by_array(summary)
+    warp.instructions = warp.fma + 20 + runs * (LOOP_INSTRUCTIONS + len(arrays))
+    inner = loops[-1] if loops else None
+    warps = -(-schedule.threads_per_block // device.warp_size)
+    spread = {n for n in names if summary.loop(n).parallel and m.block[n] > m.thread[n]}
+    per_run = {n: (m.block[n] // m.thread[n] if n in spread else 1) * body.get(n, 1) for n in names}
+    once = {n: m.block[n] for n in names}
+    for array, accesses in arrays.items():
+        if array in schedule.shared:
+            _staged(summary, schedule, device, m, accesses, body, runs, warp_lanes, warp)
+            continue
+        held = array in schedule.registers
+        _direct(
+            summary,
+            accesses,
+            _Runs(m.thread, 1, None, once, False) if held else _Runs(body, runs, inner, per_run),
+            warp_lanes,
+            l1_lines,
+            warps,
+            device.shared_banks,
+            warp,
+        )
+    warp.instructions += (
+        warp.global_loads + warp.global_stores + warp.shared_loads + warp.shared_stores
+    )
+    warp.spills = runs * spill_accesses(summary, schedule, device, body)
+    warp.instructions += warp.spills
+    return warp
+
+
+def spill_accesses(
+    summary: NestSummary, schedule: Schedule, device: Device, body: dict[str, int]
+) -> float:
+    """Local loads and stores per run of the registers the compiler spills (expected).
+    Values live at every reduction point (accumulators, the copies a pipelined step holds)
+    beyond the cap are stored and loaded at each reduction point of the body. Of the rest,
+    the compiler spills the longest-lived values first: copies a pipelined step holds across
+    its compute (stored once and loaded once per step), then operands, each reloaded at every
+    use in the unrolled body (the mean uses per distinct element read), then accumulators and
+    the rest (a load and a store at each reduction point)."""
+    parts = resources.register_parts(summary, schedule)
+    spilled = resources.spilled_registers(summary, schedule, device)
+    if spilled <= 0:
+        return 0.0
+    m = resources.mapping(summary, schedule)
+    reduction = math.prod(r for n, r in body.items() if not summary.loop(n).parallel)
+    hot = resources.spilled_registers(summary, schedule, device, required=True)
+    total = 2 * hot * reduction
+    spilled -= hot
+    runs_per_step = math.prod(m.thread[n] for n in sequential(summary, schedule, m))
+    cold = min(spilled, parts.copies if parts.pipelined else 0)
+    total += 2 * cold / runs_per_step
+    spilled -= cold
+    points = math.prod(body.values())
+    uses = kept = 0
+    for array, accesses in by_array(summary).items():
+        if array in schedule.registers or any(a.write for a in accesses):
+            continue
+        uses += points * len(accesses)
+        kept += resources.distinct(accesses, summary, body)
+    operands = min(spilled, parts.fragments)
+    total += operands * (uses / kept if kept else 1.0)
+    return total + 2 * (spilled - operands) * reduction
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """How a thread executes an array's direct accesses: `count` runs over `ranges`, the
+    innermost sequential loop around them (`inner`), what the whole block covers per run."""
+
+    ranges: dict[str, int]
+    count: int
+    inner: str | None
+    block: dict[str, int]
+    in_body: bool = True
+    """Every run waits for its loads (else: read once, before the thread's loops)."""
+
+
+def _direct(
+    summary: NestSummary,
+    accesses: Sequence[Access],
+    runs: _Runs,
+    warp_lanes: dict[str, np.ndarray],
+    l1_lines: float,
+    warps: int,
+    banks: int,
+    warp: WarpWork,
+) -> None:
+    """Global loads and stores of `accesses` (per warp). Loads come from L2 once per run
+    for the sectors distinct among the run's instructions and, when the warps' lines fit in
+    L1, among REUSE_RUNS runs of the innermost sequential loop and among the block's warps."""
+    elem = accesses[0].elem_bytes
+    for write in (False, True):
+        chosen = [a for a in accesses if a.write == write]
+        if not chosen:
+            continue
+        columns = np.unique(addresses(chosen, summary, runs.ranges, warp_lanes), axis=1)
+        sectors, lines = sectors_and_lines(columns, elem)
+        count = columns.shape[1]
+        warp.sectors += runs.count * sectors.sum()
+        warp.wavefronts += runs.count * l1_cycles(columns, elem, banks)
+        if write:
+            warp.global_stores += runs.count * count
+            warp.l2_sectors += runs.count * sectors.sum()
+            continue
+        warp.global_loads += runs.count * count
+        fetched = float(len(np.unique(columns * elem // SECTOR)))
+        block = resources.distinct(chosen, summary, runs.block, SECTOR) / warps
+        inner = runs.inner
+        if inner is not None and runs.count > 1 and lines.sum() <= l1_lines:
+            again = min(REUSE_RUNS, summary.loop(inner).trip)
+            extended = {**runs.ranges, inner: again}
+            columns = addresses(chosen, summary, extended, warp_lanes)
+            fetched = min(fetched, len(np.unique(columns * elem // SECTOR)) / again)
+            wider = {**runs.block, inner: runs.block[inner] * again}
+            block = resources.distinct(chosen, summary, wider, SECTOR) / warps / again
+        fetched = min(fetched, block)
+        warp.l2_sectors += runs.count * fetched
+        if runs.in_body:
+            warp.body_sectors += runs.count * sectors.sum()
+            warp.body_fetched += runs.count * fetched
+
+
+def _staged(
+    summary: NestSummary,
+    schedule: Schedule,
+    device: Device,
+    m: Mapping,
+    accesses: Sequence[Access],
+    body: dict[str, int],
+    runs: int,
+    warp_lanes: dict[str, np.ndarray],
+    warp: WarpWork,
+) -> None:
+    """A shared-memory array: copied in (and out, if written) once per step, element l of
+    the box (array order) by thread l mod T, or with a copy width V (gpu-map-loops{copy-vector},
+    resources.copy_width) V consecutive elements (l·V + v) per thread, one 128-bit global
+    access where the rows stay aligned; read and written in the buffer by every run."""
+    names = [loop.name for loop in summary.loops]
+    elem = accesses[0].elem_bytes
+    layout = resources.shared_layout(summary, schedule, accesses[0].array)
+    extents = resources.box(accesses, names, m.block)
+    threads = schedule.threads_per_block
+    source = resources.array_layout(accesses[0], summary).pitch
+    width = resources.copy_width(schedule, extents)
+    groups = math.prod(extents) // width
+    rounds = m.steps * -(-groups // threads)
+    lanes_count = min(device.warp_size, threads, groups)
+    flat = np.arange(lanes_count, dtype=np.int64)[:, None] * width + np.arange(width)
+    coords = np.unravel_index(flat, extents)
+    at_array = sum((c + o) * p for c, o, p in zip(coords, layout.origin, source, strict=True))
+    at_array = np.asarray(at_array)
+    aligned = width * elem <= 16 and (len(source) < 2 or source[-2] % width == 0)
+    if width > 1 and aligned and layout.origin[-1] % width == 0:
+        sectors, _ = sectors_and_lines(at_array.reshape(-1, 1), elem)
+        per = max(1, elem // 4)
+        words = (at_array[:, :, None] * per + np.arange(per)).reshape(lanes_count, -1)
+        loads_cycles = float(shared_cycles(words, device.shared_banks)[0])
+    else:
+        sectors, _ = sectors_and_lines(at_array, elem)
+        loads_cycles = l1_cycles(at_array, elem, device.shared_banks)
+    ordered = coords[::-1] if layout.transposed else coords
+    at_buffer = np.asarray(sum(c * p for c, p in zip(ordered, layout.pitch, strict=True)))
+    stores, waves, ideal = _shared_access(at_buffer, elem, device)
+    for copy_in in (True, False):
+        if not any(a.write != copy_in for a in accesses):
+            continue
+        warp.sectors += rounds * sectors.sum()
+        warp.l2_sectors += rounds * sectors.sum()
+        warp.wavefronts += rounds * (loads_cycles + waves)
+        warp.shared_wavefronts += rounds * waves
+        warp.shared_ideal += rounds * ideal
+        warp.instructions += 2 * rounds  # addresses and guard
+        if copy_in:
+            warp.global_loads += rounds * len(sectors)
+            warp.shared_stores += rounds * stores
+            warp.step_loads += rounds * len(sectors) / m.steps
+        else:
+            warp.global_stores += rounds * len(sectors)
+            warp.shared_loads += rounds * stores
+    for write in (False, True):
+        chosen = [a for a in accesses if a.write == write]
+        if not chosen:
+            continue
+        columns = np.unique(addresses(chosen, summary, body, warp_lanes, layout), axis=1)
+        count, waves, ideal = _shared_access(columns, elem, device)
+        if write:
+            warp.shared_stores += runs * count
+        else:
+            warp.shared_loads += runs * count
+        warp.shared_wavefronts += runs * waves
+        warp.shared_ideal += runs * ideal
+        warp.wavefronts += runs * waves
+
+
+def _shared_access(columns: np.ndarray, elem: int, device: Device) -> tuple[int, int, int]:
+    """(warp instructions, wavefronts, conflict-free wavefronts) of the buffer accesses whose
+    lane positions are `columns`: consecutive, aligned elements of every lane merge into one
+    access of up to 16 bytes (LLVM's load-store vectorizer on shared pointers)."""
+    width = max(1, 16 // elem)
+    _, group = np.unique(columns // width, axis=1, return_inverse=True)
+    pieces: list[np.ndarray] = []
+    for g in range(int(group.max()) + 1 if group.size else 0):
+        block = columns[:, group.ravel() == g]
+        phases = block % width
+        if not bool((phases == phases[:1]).all()):
+            pieces.extend(block[:, c : c + 1] for c in range(block.shape[1]))
+            continue
+        order = [int(v) for v in phases[0]]
+        for run in _vector_pieces(sorted(order)):
+            pieces.append(block[:, [order.index(v) for v in run]])
+    waves = ideal = 0
+    per = max(1, elem // 4)
+    for piece in pieces:
+        words = (piece[:, :, None] * per + np.arange(per)).reshape(piece.shape[0], -1)
+        w, i = shared_cycles(words, device.shared_banks)
+        waves += w
+        ideal += i
+    return len(pieces), waves, ideal
+
+
+def _vector_pieces(offsets: list[int]) -> list[list[int]]:
+    """Split sorted in-vector offsets into aligned power-of-two runs (v4, v2, scalar)."""
+    pieces: list[list[int]] = []
+    i = 0
+    while i < len(offsets):
+        size = 1
+        for candidate in (4, 2):
+            run = offsets[i : i + candidate]
+            start = offsets[i]
+            if (
+                len(run) == candidate
+                and start % candidate == 0
+                and run == list(range(start, start + candidate))
+            ):
+                size = candidate
+                break
+        pieces.append(offsets[i : i + size])
+        i += size
+    return pieces
