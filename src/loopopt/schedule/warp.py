@@ -11,7 +11,7 @@ loads a thread repeats there stay in registers), the 32 lanes' addresses give th
 and 128-byte lines of that warp instruction (stride 1 in the last dimension: 4 sectors for
 32 floats; 8 floats apart or more: 32). From L2 come the sectors distinct among the run's
 instructions, the block's warps (L1) and, when the warps' lines fit in L1, REUSE_RUNS
-consecutive runs of the innermost sequential loop. Arrays held in registers across the
+consecutive runs of the innermost sequential loop, in whole lines (L2_GRANULE). Arrays held in registers across the
 reduction (scalar-replace) are read and written once per thread.
 
 Shared memory: a staged array's block-tile box is copied in (rows in array order, one
@@ -40,6 +40,10 @@ from loopopt.schedule.types import Access, Device, NestSummary, Schedule
 
 SECTOR = 32
 LINE = 128
+L2_GRANULE = LINE
+"""Loads fetch from L2 in whole 128-byte lines' worth (a request per line: a warp row of 16
+floats, or a misaligned row's second line, costs a full line; jacobi-2d and conv2d 3×3 with
+16-wide blocks run 1.5x slower on the H200 than with 32 and more)."""
 REUSE_RUNS = 8
 """Consecutive runs of the innermost sequential loop whose shared sectors L1 serves once."""
 LOOP_INSTRUCTIONS = 3
@@ -278,17 +282,17 @@ def _direct(
             warp.l2_sectors += runs.count * sectors.sum()
             continue
         warp.global_loads += runs.count * count
-        fetched = float(len(np.unique(columns * elem // SECTOR)))
-        block = resources.distinct(chosen, summary, runs.block, SECTOR) / warps
+        fetched = float(len(np.unique(columns * elem // L2_GRANULE)))
+        block = resources.distinct(chosen, summary, runs.block, L2_GRANULE) / warps
         inner = runs.inner
         if inner is not None and runs.count > 1 and lines.sum() <= l1_lines:
             again = min(REUSE_RUNS, summary.loop(inner).trip)
             extended = {**runs.ranges, inner: again}
             columns = addresses(chosen, summary, extended, warp_lanes)
-            fetched = min(fetched, len(np.unique(columns * elem // SECTOR)) / again)
+            fetched = min(fetched, len(np.unique(columns * elem // L2_GRANULE)) / again)
             wider = {**runs.block, inner: runs.block[inner] * again}
-            block = resources.distinct(chosen, summary, wider, SECTOR) / warps / again
-        fetched = min(fetched, block)
+            block = resources.distinct(chosen, summary, wider, L2_GRANULE) / warps / again
+        fetched = min(fetched, block) * (L2_GRANULE // SECTOR)
         warp.l2_sectors += runs.count * fetched
         if runs.in_body:
             warp.body_sectors += runs.count * sectors.sum()
