@@ -69,12 +69,12 @@ LATENCY_L1, LATENCY_SHARED, LATENCY_L2, LATENCY_DRAM_NS = 35, 30, 260, 1000
 BARRIER_CYCLES = 24
 SOFTNESS = 4
 """Overlap of concurrent bounds (soft_max): 4 lets a bound at half the largest add 3%."""
-DISPATCH_SOFTNESS = 8
+DISPATCH_SOFTNESS = 16
 """Block dispatch overlaps the blocks' work almost entirely (jacobi-2d with 256 K blocks of
 32 threads: dispatch 160 us, DRAM 147 us, measured 171 us)."""
-MEMORY_SOFTNESS = 2
+MEMORY_SOFTNESS = 3
 """Overlap of the SMs' time (latency rounds) with the memory system's: loads queue for DRAM,
-so a latency-bound time at half the bandwidth-bound one adds 12% (jacobi-2d 8192² and conv2d
+so a latency-bound time at half the bandwidth-bound one adds 4% (jacobi-2d 8192² and conv2d
 4096² 3×3 on the H200: 1-2 rows per thread run 1.2-1.7x the bandwidth bound)."""
 LSU_EFFICIENCY = 0.9
 """Sustained fraction of the load/store unit's one wavefront (L1 line, shared phase) per clock."""

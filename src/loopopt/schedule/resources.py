@@ -316,11 +316,9 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
 
     - accumulators: arrays in `schedule.registers` hold their per-thread tile (distinct
       elements over the thread's ranges); other written arrays, their distinct elements in
-      the unrolled body;
-    - operand fragments, of the arrays read in the unrolled body: when the body unrolls a
-      reduction loop whose iterations reuse elements (a convolution's filter rows), what one
-      iteration of the outermost such loop reads stays live for the next; otherwise what one
-      reduction point reads; with no unrolled reduction, everything the body reads;
+      the unrolled body (without an unrolled reduction, in one iteration of the body's
+      outermost loop: an output is stored as soon as it is computed);
+    - operand fragments (`_live_operands`): the operands live at once in the unrolled body;
     - copy registers: per staged array, the values of a thread's share of the box and
       COPY_ADDRESS_REGISTERS per copy instruction (one per `copy_width` elements), live during
       the compute when pipelined, else only during the copy (the larger of copies and
@@ -331,26 +329,64 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
     names = [loop.name for loop in summary.loops]
     unrolled = {n: m.thread[n] for n in names if n in schedule.unrolled}
     reductions = [n for n, r in unrolled.items() if not summary.loop(n).parallel and r > 1]
-    at_point = {n: r for n, r in unrolled.items() if n not in reductions}
-    accumulators = fragments = copies = 0
+    outer = next((n for n in reversed(schedule.unrolled) if unrolled.get(n, 1) > 1), None)
+    first = {outer: 1} if outer is not None else {}
+    accumulators = copies = 0
+    operands: list[tuple[int, list[Access]]] = []
     for array, accesses in by_array(summary).items():
         words = _words(accesses)
         writes = [a for a in accesses if a.write]
         if array in schedule.registers:
             accumulators += words * distinct(accesses, summary, m.thread)
         elif writes:
-            accumulators += words * distinct(writes, summary, unrolled)
+            streamed = {} if reductions else first
+            accumulators += words * distinct(writes, summary, {**unrolled, **streamed})
         reads = [a for a in accesses if not a.write]
         if reads and array not in schedule.registers:
-            fragments += words * _live_reads(reads, summary, unrolled, reductions, at_point)
+            operands.append((words, reads))
         if array in schedule.shared:
             extents = box(accesses, names, m.block)
             width = copy_width(schedule, extents)
             per_thread = -(-math.prod(extents) // width // schedule.threads_per_block)
             copies += per_thread * (width * words + COPY_ADDRESS_REGISTERS)
+    fragments = _live_operands(operands, summary, unrolled, reductions, first)
     sequential = sum(1 for n in names if n not in schedule.unrolled and m.thread[n] > 1)
     overhead = OVERHEAD_REGISTERS + 2 * len(by_array(summary)) + sequential
     return Registers(accumulators, fragments, copies, overhead + (m.steps > 1), schedule.pipelined)
+
+
+def _live_operands(
+    operands: Sequence[tuple[int, list[Access]]],
+    summary: NestSummary,
+    unrolled: dict[str, int],
+    reductions: Sequence[str],
+    first: dict[str, int],
+) -> int:
+    """Operand registers live at once in the unrolled body (`operands`: words and read
+    accesses per array), for the compiler's cheapest order of the body: at most everything
+    it reads; the loads of one iteration of its outermost loop (without a reduction, twice:
+    the next iteration's loads are issued ahead); with an unrolled reduction, what one
+    iteration of the outermost reduction loop reads of the arrays its iterations reuse (a
+    convolution's image rows), and what one reduction point reads of the others (a matrix
+    product's A column and B row)."""
+
+    def total(ranges: dict[str, int]) -> int:
+        return sum(words * distinct(reads, summary, ranges) for words, reads in operands)
+
+    whole = total(unrolled)
+    per_outer = total({**unrolled, **first}) if first else whole
+    if not reductions:
+        return min(whole, 2 * per_outer)
+    outer = reductions[0]
+    at_point = {n: r for n, r in unrolled.items() if n not in reductions}
+    per_step = 0
+    for words, reads in operands:
+        one = distinct(reads, summary, {**unrolled, outer: 1})
+        if distinct(reads, summary, unrolled) < unrolled[outer] * one:
+            per_step += words * one
+        else:
+            per_step += words * distinct(reads, summary, at_point)
+    return min(whole, per_outer, per_step)
 
 
 def copy_width(schedule: Schedule, extents: Sequence[int]) -> int:
@@ -359,22 +395,6 @@ def copy_width(schedule: Schedule, extents: Sequence[int]) -> int:
     the box's rows, else 1."""
     width = dict(schedule.extra).get("copy_vector", 1)
     return width if width > 1 and extents and extents[-1] % width == 0 else 1
-
-
-def _live_reads(
-    reads: Sequence[Access],
-    summary: NestSummary,
-    unrolled: dict[str, int],
-    reductions: Sequence[str],
-    at_point: dict[str, int],
-) -> int:
-    if not reductions:
-        return distinct(reads, summary, unrolled)
-    outer = reductions[0]
-    one = distinct(reads, summary, {**unrolled, outer: 1})
-    if distinct(reads, summary, unrolled) < unrolled[outer] * one:
-        return one
-    return distinct(reads, summary, at_point)
 
 
 def registers(summary: NestSummary, schedule: Schedule) -> int:

@@ -11,8 +11,8 @@ loads a thread repeats there stay in registers), the 32 lanes' addresses give th
 and 128-byte lines of that warp instruction (stride 1 in the last dimension: 4 sectors for
 32 floats; 8 floats apart or more: 32). From L2 come the sectors distinct among the run's
 instructions, the block's warps (L1) and, when the warps' lines fit in L1, REUSE_RUNS
-consecutive runs of the innermost sequential loop, in whole lines (L2_GRANULE). Arrays held in registers across the
-reduction (scalar-replace) are read and written once per thread.
+consecutive runs of the innermost sequential loop, in whole lines (L2_GRANULE). Arrays held
+in registers across the reduction (scalar-replace) are read and written once per thread.
 
 Shared memory: a staged array's block-tile box is copied in (rows in array order, one
 element, or `copy_vector` elements, per thread per round) once per reduction step; reads from
