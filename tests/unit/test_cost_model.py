@@ -18,7 +18,7 @@ from loopopt.schedule.cost_model import explain, predict
 from loopopt.schedule.device import device_for
 from loopopt.schedule.summary import summarize_module
 from loopopt.schedule.types import Access, Loop, NestSummary, Schedule
-from loopopt.schedule.warp import sectors_and_lines, wavefronts
+from loopopt.schedule.warp import l1_cycles, sectors_and_lines, shared_cycles, wavefronts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_schedule_device import copy2d, matmul, tiled  # noqa: E402
@@ -80,6 +80,48 @@ def test_coalesced_and_strided_warps() -> None:
 )
 def test_bank_conflicts_of_one_warp_access(words: np.ndarray, expected: int) -> None:
     assert wavefronts(words, 32) == expected
+
+
+def lane_words(per_lane: int, first: np.ndarray) -> np.ndarray:
+    """Per lane, `per_lane` consecutive 4-byte words from `first` (a 32-, 64- or 128-bit load)."""
+    return first[:, None] + np.arange(per_lane)
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        # LDS.128 of 32 lanes reading consecutive 16-byte vectors: 512 bytes, 4 phases
+        (lane_words(4, np.arange(32) * 4), (4, 4)),
+        # every lane the same vector: lane pairs share their data, 2 phases (not 1)
+        (lane_words(4, np.zeros(32, dtype=np.int64)), (2, 2)),
+        # 8-float thread tiles along x (16 threads, two rows of a 16 x 16 block): in each
+        # phase of 8 lanes, lanes l and l + 4 hit the same 4 banks: 2 wavefronts per phase
+        (lane_words(4, (np.arange(32) % 16) * 8), (8, 4)),
+        # 4-float tiles: 8 lanes x 4 words cover the 32 banks once
+        (lane_words(4, (np.arange(32) % 16) * 4), (4, 4)),
+        # LDS.64 of consecutive pairs: 2 phases of 16 lanes
+        (lane_words(2, np.arange(32) * 2), (2, 2)),
+        # LDS.32 down a column of an unpadded 32-wide tile: 32 wavefronts in one phase
+        (lane_words(1, np.arange(32) * 32), (32, 1)),
+    ],
+)
+def test_shared_phases_of_wide_accesses(words: np.ndarray, expected: tuple[int, int]) -> None:
+    assert shared_cycles(words, 32) == expected
+
+
+@pytest.mark.parametrize(
+    ("lanes", "cycles"),
+    [
+        (np.arange(32), 1),  # a row of 32 floats
+        (np.arange(32) + 1, 1),  # misaligned: 5 sectors in 2 lines, still 32 distinct banks
+        (np.arange(32) * 2, 2),  # every other float: each bank twice
+        (np.arange(32) * 4096, 32),  # a column of a 4096-wide array: one bank
+        (np.zeros(32, dtype=np.int64), 1),  # one float for the whole warp
+    ],
+)
+def test_l1_cycles_of_global_accesses(lanes: np.ndarray, cycles: int) -> None:
+    assert l1_cycles(lanes[:, None], 4, 32) == cycles
+    assert l1_cycles(np.stack([lanes, lanes], axis=1), 4, 32) == 2 * cycles
 
 
 def transpose(n: int) -> NestSummary:
@@ -186,3 +228,46 @@ def test_vector_copies_issue_fewer_loads() -> None:
     assert four.sectors_per_request > one.sectors_per_request
     assert four.loads_per_fma < one.loads_per_fma
     assert four.dram_bytes == one.dram_bytes and four.time_us <= one.time_us
+
+
+def test_thread_tiles_rank_as_measured_on_the_h200() -> None:
+    """benchmarks/results (H200, SGEMM 4096³): 128x64x16 with 8x4 tiles, pipelined, 3.4 ms;
+    128x128 with 8x8 tiles ~4.0 ms (8x8 B reads: 2-way bank conflicts, 1 block per SM);
+    4x8 tiles 5.6-6.1 ms (their B rows are the conflicted 128-bit loads, A the cheap ones)."""
+    sgemm = summary_of("sgemm-4096")
+    best = predict(sgemm, recipes.matmul(sgemm, 128, 64, 16, 8, 4), H200)
+    square = predict(sgemm, recipes.matmul(sgemm, 128, 128, 8, 8, 8), H200)
+    wide = predict(sgemm, recipes.matmul(sgemm, 128, 64, 16, 4, 8), H200)
+    assert best.time_us < square.time_us < wide.time_us
+    assert square.bank_conflicts > 1.5 > 1.1 > best.bank_conflicts
+    assert wide.bound == "lsu" and wide.time_us > 1.3 * best.time_us
+
+
+def test_registers_beyond_the_cap_spill() -> None:
+    """SGEMM 4096³ on the H200: 256x64x32 8x4 tiles, pipelined, in blocks of 512 threads (128
+    registers each at most) measured 128 ms, 37x the best: the accumulators and the copies
+    in flight (~130 registers) do not fit, and spill at every reduction point."""
+    sgemm = summary_of("sgemm-4096")
+    fits = predict(sgemm, recipes.matmul(sgemm, 128, 64, 16, 8, 4), H200)
+    spills = predict(sgemm, recipes.matmul(sgemm, 256, 64, 32, 8, 4), H200)
+    assert fits.spilled_registers == 0.0 and spills.spilled_registers > 10
+    assert spills.time_us > 2 * fits.time_us
+
+
+def test_many_small_blocks_wait_for_dispatch() -> None:
+    """jacobi-2d 8192² with one row of 32 threads per block: 2 M blocks, 1.27 ms on the H200,
+    160 cycles per block per SM however little each does."""
+    jacobi = summary_of("jacobi2d-8192")
+    p = predict(jacobi, recipes.stencil(jacobi, 1, 32, 1), H200)
+    assert p.bound == "dispatch" and 0.9 < p.time_us / 1275 < 1.1
+    assert predict(jacobi, recipes.stencil(jacobi, 16, 128, 4), H200).dispatch_us < 25
+
+
+def test_half_warp_rows_fetch_whole_lines() -> None:
+    """16-wide blocks put two rows of 16 floats in a warp: each fetches a whole line from L2
+    (conv2d 4096² 3×3 and jacobi-2d on the H200: 1.5x slower than 32 wide and more)."""
+    conv = summary_of("conv2d-4096-3x3")
+    narrow = predict(conv, recipes.conv(conv, 32, 16, 4), H200)
+    wide = predict(conv, recipes.conv(conv, 16, 32, 4), H200)
+    assert narrow.dram_bytes == wide.dram_bytes
+    assert narrow.l2_bytes > 1.3 * wide.l2_bytes and narrow.time_us > 1.1 * wide.time_us

@@ -184,6 +184,33 @@ def test_spilled_registers_follow_the_uncertain_estimate() -> None:
     assert resources.spilled_registers(mm, packed, H100) == need - 64
 
 
+def stencil5(n: int) -> NestSummary:
+    """out[i, j] = a[i, j] + a[i ± 1, j] + a[i, j ± 1] (interior, offset by one)."""
+    taps = [(1, 1), (0, 1), (2, 1), (1, 0), (1, 2)]
+    return NestSummary(
+        "stencil5",
+        (Loop("i", n - 2, True), Loop("j", n - 2, True)),
+        (
+            *(Access("a", False, ((1, 0), (0, 1)), t, (n, n), 4) for t in taps),
+            Access("out", True, ((1, 0), (0, 1)), (1, 1), (n, n), 4),
+        ),
+        5,
+    )
+
+
+def test_streamed_bodies_keep_one_row_live() -> None:
+    # 16 rows per thread, unrolled: each output is stored once computed and the loads of a
+    # row and the next are in flight (ptxas -v on jacobi-2d: 32 registers for 1 to 16 rows)
+    rows = Schedule("stencil", (), "", (("i", 64), ("j", 64)), (("i", 16),), (64, 4, 1), "j")
+    rows = replace(rows, unrolled=("i",))
+    parts = resources.register_parts(stencil5(4096), rows)
+    assert parts.accumulators == 1
+    assert parts.fragments == 2 * 5  # a row's 5 loads, and the next row's
+    assert parts.total <= 32
+    # a reduction keeps its outputs: matmul's accumulators stay whatever the order
+    assert resources.register_parts(matmul(4096), tiled(64, 64, 8, 8, 8)).accumulators == 64
+
+
 def test_occupancy_limited_by_registers() -> None:
     limits = resources.occupancy_limits(matmul(4096), tiled(128, 128, 8, 8, 8), H100)
     assert min(limits, key=limits.__getitem__) == "registers"

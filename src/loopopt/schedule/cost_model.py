@@ -1,43 +1,44 @@
 """The cost model: a pure function (loop nest, schedule, device) → predicted time, explained.
 
     p = predict(summary, recipes.matmul(summary, 128, 64, 16, 8, 4), device_for("sm_90"))
-    explain(p)  # "3326.8 us issue-bound: 41.3 TFLOP/s, DRAM 0.722 GB (2.69x compulsory), ...
-                #  88 regs, 12.5 KB shared, 2 blocks/SM, 7.76 waves (tail 1.03x) | fma ... us"
+    explain(p)  # "3877.5 us issue-bound: 35.4 TFLOP/s, DRAM 0.722 GB (2.69x compulsory), ...
+                #  112 regs, 12.5 KB shared, 2 blocks/SM, 7.76 waves (tail 1.03x) | fma ... us"
 
 It reads the nest's affine accesses and the schedule's mapping (schedule/resources.py), never
-the recipe's name, and simulates one warp (warp 0 of a block; every warp does the same):
+the recipe's name, and simulates one warp lane by lane (schedule/warp.py: warp 0 of a block;
+every warp does the same): the sectors, lines and L1 cycles of its global accesses, the L2
+traffic in whole lines, the phases and bank wavefronts of its shared accesses (a 128-bit load
+takes 4 wavefronts even as a broadcast; a column of an unpadded tile 32), its instructions.
 
-- global memory: for each distinct element a thread loads in one run of its unrolled body
-  (loads a thread repeats there stay in registers), the 32 lanes' addresses give the 32-byte
-  sectors and 128-byte lines of that warp instruction (stride 1 in the last dimension: 4
-  sectors for 32 floats; 8 floats or more: 32). From L2 come the sectors distinct among the
-  run's instructions, the block's warps (L1) and, when the warps' lines fit in L1, 8
-  consecutive runs of the innermost sequential loop. Arrays held in registers across the
-  reduction (scalar-replace) are read and written once per thread.
-- shared memory: a staged array's block-tile box is copied in (rows in array order, one
-  element, or `copy_vector` elements, per thread per round) once per reduction step; reads
-  from the buffer merge into accesses of up to 16 bytes where a thread's elements are
-  consecutive and aligned, and each warp access costs as many wavefronts as the most
-  distinct 4-byte words one of the 32 banks holds (pad and transposition decide it).
-- registers (resources.register_parts) set the occupancy; beyond the compiler's cap, each
-  spilled operand is stored and reloaded at each of its reuses.
+- registers (resources.register_parts: accumulators, live operands, copies in flight with
+  their addresses) set the occupancy. What exceeds the compiler's cap spills, in expectation
+  over the estimate's ±15% (resources.spilled_registers): values live at every reduction
+  point (accumulators, a pipelined step's copies) are stored and loaded at each point, the
+  rest once per step or per reuse (warp.spill_accesses); the spill slots of the resident
+  threads stay in L1 when they fit, else they go to L2.
 - DRAM: each array's footprint once (compulsory); when a launch's arrays do not fit in L2,
   each wave of resident blocks (blockIdx.x order) reads its footprint, less what the wave
   before it left in L2 when two waves' footprints fit.
 - SM time: per block, the FMA pipe (FMAs / lanes per clock), the issue slots (4 warp
   instructions per clock: FMAs, loads, stores, address and loop overhead) and the load/store
-  unit (1 wavefront per clock) give a throughput time; a block's critical path adds the
-  memory latency it cannot cover itself: a step waits for its copy-in (pipelined: for what
-  its compute does not cover) and two barriers, a body run for its global loads. With k
-  blocks resident a round takes soft_max(k × throughput, path) (latency hidden by
-  occupancy); the busiest SM runs ceil(blocks / SMs) blocks in rounds of k (waves, tail).
+  unit (1 wavefront per clock) give a throughput time. A block's critical path adds the
+  latency it cannot cover itself: without barriers one warp's chain (an instruction per
+  clock, and at each run of its body its slowest load: memory latency when the run fetches
+  from L2), with shared-memory steps each step's copy-in wait (pipelined: what the step's
+  compute does not cover) and two barriers. With k blocks resident a round takes
+  soft_max(k × throughput, path) (latency hidden by occupancy); the busiest SM runs
+  ceil(blocks / SMs) blocks in rounds of k (waves, tail). DRAM latency is the loaded one
+  (1 us), and latency-bound time overlaps the memory system's time only in part
+  (MEMORY_SOFTNESS: requests queue).
+- dispatch: an SM takes in a new block every BLOCK_DISPATCH_CYCLES, whatever its size.
 
-time = launches × (soft_max(SM time, L2 time, DRAM time) + launch overhead): the largest
-bound plus the part of the others that does not overlap with it (a roofline with soft
-corners); `bound` names the largest term. Host loops (`host_loops` in Schedule.extra) make one
-launch per iteration. Efficiencies and latencies are calibrated on the H200 measurements of
-benchmarks/results: SGEMM 4096³ 3.42 ms, conv2d 4096² 3×3 0.060 ms, 16×16 0.389 ms, jacobi-2d
-8192² 0.157 ms (the model: 0.97x, 1.01x, 0.98x, 0.99x).
+time = launches × (soft_max(soft_max(SM, soft_max(L2, DRAM)), dispatch) + launch overhead):
+the largest bound plus the part of the others that does not overlap with it (a roofline with
+soft corners); `bound` names the largest term. Host loops (`host_loops` in Schedule.extra)
+make one launch per iteration. Efficiencies and latencies are calibrated on the H200
+measurements of benchmarks/results (SGEMM 4096³ 3.42 ms, conv2d 4096² 3×3 0.060 ms, jacobi-2d
+8192² 0.157 ms: the model 1.13x, 1.04x, 1.02x) and its rankings on benchmarks/model_quality's
+(56 schedules of each of 7 kernels, with ptxas -v's registers of each).
 """
 
 from __future__ import annotations
