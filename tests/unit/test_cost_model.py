@@ -271,3 +271,16 @@ def test_half_warp_rows_fetch_whole_lines() -> None:
     wide = predict(conv, recipes.conv(conv, 16, 32, 4), H200)
     assert narrow.dram_bytes == wide.dram_bytes
     assert narrow.l2_bytes > 1.3 * wide.l2_bytes and narrow.time_us > 1.1 * wide.time_us
+
+
+def test_tall_waves_conflict_in_dram_rows() -> None:
+    """jacobi-2d 8192² on the H200 with 256-wide blocks: 8 rows per thread 162 us, 16 rows
+    177 us (a wave of resident blocks spans twice the rows: 35 MB at once, more than the DRAM
+    keeps open); 4 rows 158 us."""
+    jacobi = summary_of("jacobi2d-8192")
+    four, eight, sixteen = (
+        predict(jacobi, recipes.stencil(jacobi, rows * 4, 256, rows), H200) for rows in (4, 8, 16)
+    )
+    assert four.dram_bytes == eight.dram_bytes == sixteen.dram_bytes
+    assert sixteen.dram_us > 1.1 * eight.dram_us > 1.1 * four.dram_us
+    assert sixteen.time_us > eight.time_us

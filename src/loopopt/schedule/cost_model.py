@@ -18,7 +18,9 @@ takes 4 wavefronts even as a broadcast; a column of an unpadded tile 32), its in
   threads stay in L1 when they fit, else they go to L2.
 - DRAM: each array's footprint once (compulsory); when a launch's arrays do not fit in L2,
   each wave of resident blocks (blockIdx.x order) reads its footprint, less what the wave
-  before it left in L2 when two waves' footprints fit.
+  before it left in L2 when two waves' footprints fit. Row-buffer conflicts slow DRAM down
+  when a wave works on more bytes at once than the rows the DRAM keeps open (`_open_rows`:
+  tall waves of many rows per thread).
 - SM time: per block, the FMA pipe (FMAs / lanes per clock), the issue slots (4 warp
   instructions per clock: FMAs, loads, stores, address and loop overhead) and the load/store
   unit (1 wavefront per clock) give a throughput time. A block's critical path adds the
@@ -77,6 +79,11 @@ MEMORY_SOFTNESS = 3
 """Overlap of the SMs' time (latency rounds) with the memory system's: loads queue for DRAM,
 so a latency-bound time at half the bandwidth-bound one adds 4% (jacobi-2d 8192² and conv2d
 4096² 3×3 on the H200: 1-2 rows per thread run 1.2-1.7x the bandwidth bound)."""
+DRAM_OPEN_BYTES = 13 << 20
+"""Bytes of DRAM rows the memory system keeps open at once (HBM3: thousands of banks)."""
+DRAM_ROW_CONFLICT = 0.1
+"""DRAM time added per further DRAM_OPEN_BYTES a wave works on at once (jacobi-2d 8192² on the
+H200: 4, 8 and 16 rows per thread, waves of 9, 17 and 35 MB, 158, 162 and 177 us)."""
 LSU_EFFICIENCY = 0.9
 """Sustained fraction of the load/store unit's one wavefront (L1 line, shared phase) per clock."""
 BLOCK_DISPATCH_CYCLES = 160
@@ -161,7 +168,8 @@ def predict(summary: NestSummary, schedule: Schedule, device: Device) -> Predict
     launches = m.launches
     sm_us = sm_cycles / clock
     l2_us = l2_bytes / (L2_BYTES_PER_CLOCK * device.sms * clock)
-    dram_us = dram / launches / (device.dram_gbps * 1e3 * DRAM_EFFICIENCY)
+    pages = _open_rows(summary, device, m, k)
+    dram_us = dram / launches / (device.dram_gbps * 1e3 * DRAM_EFFICIENCY) * pages
     dispatch_us = per_sm * BLOCK_DISPATCH_CYCLES / clock
     terms = {
         "fma": per_sm * fma_cycles / clock,
@@ -244,6 +252,27 @@ def _region(m: Mapping, full: dict[str, int], blocks: float) -> dict[str, int]:
         region[name] = min(full[name], max(1, round(min(float(count), left) * m.block[name])))
         left = left / count
     return region
+
+
+def _open_rows(summary: NestSummary, device: Device, m: Mapping, k: int) -> float:
+    """The DRAM time factor of row-buffer conflicts: 1 while the bytes a wave of resident
+    blocks works on at once (every array's footprint over the wave's region, one step of
+    the reduction loops) fit in the rows the DRAM keeps open (DRAM_OPEN_BYTES), growing by
+    DRAM_ROW_CONFLICT per further such amount."""
+    names = [loop.name for loop in summary.loops]
+    stepped = {
+        loop.name: 1
+        if loop.name in m.host
+        else (loop.trip if loop.parallel else m.block[loop.name])
+        for loop in summary.loops
+    }
+    region = _region(m, stepped, min(m.blocks, device.sms * k))
+    footprint = 0.0
+    for accesses in by_array(summary).values():
+        spans = resources.box(accesses, names, region)
+        clamped = [min(e, n) for e, n in zip(spans, accesses[0].shape, strict=True)]
+        footprint += math.prod(clamped) * accesses[0].elem_bytes
+    return 1 + DRAM_ROW_CONFLICT * max(0.0, footprint / DRAM_OPEN_BYTES - 1)
 
 
 def _dram_bytes(summary: NestSummary, device: Device, m: Mapping, k: int) -> tuple[float, float]:
