@@ -148,10 +148,13 @@ def test_shared_box_has_halos() -> None:
 def test_register_estimate_parts() -> None:
     parts = resources.register_parts(matmul(4096), tiled(128, 64, 16, 8, 4))
     assert parts.accumulators == 32  # the 8 x 4 tile of C
-    assert parts.fragments == 8 + 4  # A column and B row of one k
+    # A column and B row of one k, and of one more k per 256 FMAs of the step (512 here)
+    assert parts.fragments == (8 + 4) * 16 * 32 // resources.HOIST_FMAS
+    shallow = resources.register_parts(matmul(4096), tiled(128, 64, 8, 8, 4))
+    assert shallow.fragments == 8 + 4
     # 12 floats copied per thread and step, each load in flight with its value and addresses
     assert parts.copies == (128 * 16 + 16 * 64) // 256 * (1 + resources.COPY_ADDRESS_REGISTERS)
-    assert parts.total == 32 + 12 + 48 + parts.overhead  # pipelined: copies live in the compute
+    assert parts.total == 32 + 24 + 48 + parts.overhead  # pipelined: copies live in the compute
     assert parts.required == 32 + 48 + parts.overhead
     assert resources.registers(matmul(4096), tiled(128, 128, 8, 8, 8)) > parts.total
     # not pipelined: copies and fragments take turns

@@ -39,6 +39,14 @@ COPY_ADDRESS_REGISTERS = 3
 """Registers a copy instruction in flight holds besides its values: its 64-bit global address
 and its shared one (a step's unrolled copies are all loaded before the first is stored; fitted
 with the fragments and overhead below to ptxas -v on 134 SGEMM schedules, 10% mean error)."""
+HOIST_FMAS = 256
+"""The compiler issues shared loads ahead of their FMAs over a window that grows with the
+unrolled step: one reduction point's operands in flight per 256 FMAs of the step (fitted with
+COPY_ADDRESS_REGISTERS, COPY_OVERLAP and OVERHEAD_REGISTERS to ptxas -v on 207 SGEMM schedules:
+9% mean error; 8x8 tiles 32 deep spill, 16 deep do not)."""
+COPY_OVERLAP = 4
+"""Without pipelining, a quarter of a step's copies are in flight during the previous step's
+compute (the compiler issues the loads of invariant data ahead of the barrier)."""
 OVERHEAD_REGISTERS = 13
 """Indices, bounds and loop counters a thread keeps besides its data (+ 2 per array)."""
 REGISTER_ERROR = 0.15
@@ -300,7 +308,10 @@ class Registers:
 
     @property
     def total(self) -> int:
-        live = self.fragments + self.copies if self.pipelined else max(self.fragments, self.copies)
+        if self.pipelined:
+            live = self.fragments + self.copies
+        else:  # copies and fragments take turns, the next copies starting during the compute
+            live = max(self.copies, self.fragments + -(-self.copies // COPY_OVERLAP))
         return self.accumulators + live + self.overhead
 
     @property
@@ -379,13 +390,14 @@ def _live_operands(
         return min(whole, 2 * per_outer)
     outer = reductions[0]
     at_point = {n: r for n, r in unrolled.items() if n not in reductions}
+    ahead = max(1.0, math.prod(unrolled.values()) * summary.flops / 2 / HOIST_FMAS)
     per_step = 0
     for words, reads in operands:
         one = distinct(reads, summary, {**unrolled, outer: 1})
         if distinct(reads, summary, unrolled) < unrolled[outer] * one:
             per_step += words * one
         else:
-            per_step += words * distinct(reads, summary, at_point)
+            per_step += words * round(ahead * distinct(reads, summary, at_point))
     return min(whole, per_outer, per_step)
 
 
