@@ -237,10 +237,12 @@ def explain(p: Prediction) -> str:
         f"DRAM {p.dram_bytes / 1e9:.3g} GB ({ratio:.2f}x compulsory), "
         f"L2 {p.l2_bytes / 1e9:.3g} GB, {p.sectors_per_request:.1f} sectors/request, "
         f"bank conflicts {p.bank_conflicts:.2f}x, {p.loads_per_fma:.2f} loads/FMA, "
-        f"{p.registers} regs, {p.shared_bytes / 1024:.1f} KB shared, "
+        f"{p.registers} regs, {p.spilled_registers:.0f} spilled, "
+        f"{p.shared_bytes / 1024:.1f} KB shared, "
         f"{p.blocks_per_sm} blocks/SM, {p.waves:.2f} waves (tail {p.tail:.2f}x) | "
         f"fma {p.fma_us:.1f} issue {p.issue_us:.1f} lsu {p.lsu_us:.1f} "
-        f"latency {p.latency_us:.1f} l2 {p.l2_us:.1f} dram {p.dram_us:.1f} us"
+        f"latency {p.latency_us:.1f} l2 {p.l2_us:.1f} dram {p.dram_us:.1f} "
+        f"dispatch {p.dispatch_us:.1f} us"
     )
 
 
