@@ -4,20 +4,22 @@
     w = warp_work(summary, s, device, m, l1_lines=64)
     w.fma, w.instructions        # warp instructions of warp 0 of a block (every warp alike)
     w.sectors, w.l2_sectors      # 32-byte sectors its global accesses address / fetch from L2
-    w.wavefronts                 # load/store unit cycles: L1 lines, shared wavefronts, spills
+    w.wavefronts                 # load/store unit cycles: L1 and shared wavefronts, spills
 
 Global memory: for each distinct element a thread loads in one run of its unrolled body (the
 loads a thread repeats there stay in registers), the 32 lanes' addresses give the sectors
 and 128-byte lines of that warp instruction (stride 1 in the last dimension: 4 sectors for
-32 floats; 8 floats apart or more: 32). From L2 come the sectors distinct among the run's
-instructions, the block's warps (L1) and, when the warps' lines fit in L1, REUSE_RUNS
-consecutive runs of the innermost sequential loop, in whole lines (L2_GRANULE). Arrays held
-in registers across the reduction (scalar-replace) are read and written once per thread.
+32 floats; 8 floats apart or more: 32); L1 serves it in the wavefronts of its 4-byte words
+over L1's 32 banks, as shared memory does (`l1_cycles`). From L2 come the sectors distinct
+among the run's instructions, the block's warps (L1) and, when the warps' lines fit in L1,
+REUSE_RUNS consecutive runs of the innermost sequential loop, in whole lines (L2_GRANULE).
+Arrays held in registers across the reduction (scalar-replace) are read and written once
+per thread.
 
 Shared memory: a staged array's block-tile box is copied in (rows in array order, one
 element, or `copy_vector` elements, per thread per round) once per reduction step; reads from
 the buffer merge into accesses of up to 16 bytes where a thread's elements are consecutive
-and aligned. A warp access of W bytes per lane is served 128 bytes per cycle: in 4W/16
+and aligned. A warp access of W bytes per lane is served 128 bytes per cycle: in W/4
 phases of 128/W lanes (two lanes of a pair with one address share their data, halving the
 phases), and a phase takes as many wavefronts as the most distinct 4-byte words one of the 32
 banks holds in it. So a 128-bit load takes 4 wavefronts even when every lane reads the same
