@@ -103,18 +103,23 @@ def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModuleP
     return compile_cpu(module, func)
 
 
-def _compile_gpu(
-    ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass], arch: str | None
-) -> Any:
-    from loopopt.runtime import cuda
-    from loopopt.runtime.host import compile_gpu
-
+def apply_mapped(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> None:
+    """Apply `passes`, then `gpu-map-loops` when they launched nothing (and did not ask for it)."""
     _apply(ctx, module, passes)
     if not any(isinstance(op, gpu.LaunchFuncOp) for op in module.walk()):
         mapper = all_passes().get("gpu-map-loops")
         if mapper is None or any(p.name == "gpu-map-loops" for p in passes):
             raise LoopoptError(f"nothing in @{func} is mapped onto the GPU (use gpu-map-loops)")
         _apply(ctx, module, [mapper()()])
+
+
+def _compile_gpu(
+    ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass], arch: str | None
+) -> Any:
+    from loopopt.runtime import cuda
+    from loopopt.runtime.host import compile_gpu
+
+    apply_mapped(ctx, module, func, passes)
     if arch is None:
         arch = cuda.context().arch
     return compile_gpu(module, func, arch)

@@ -6,6 +6,7 @@ the CPU against the original nest; a sample through the whole GPU pipeline to PT
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.runtime.cpu import run_function
 from loopopt.schedule import recipes
+from loopopt.schedule.device import H100
 from loopopt.schedule.resources import misfit, shared_bytes
 from loopopt.schedule.space import candidates, classify, why_none
 from loopopt.schedule.summary import summarize_module
@@ -31,23 +33,8 @@ import schedules  # noqa: E402
 import workloads  # noqa: E402
 
 KIB = 1024
-SM90 = Device(
-    name="test H100",
-    arch="sm_90",
-    sms=132,
-    clock_ghz=1.98,
-    fp32_lanes_per_sm=128,
-    dram_gbps=3350.0,
-    l2_bytes=50 * KIB * KIB,
-    max_threads_per_block=1024,
-    max_threads_per_sm=2048,
-    max_blocks_per_sm=32,
-    regs_per_sm=65536,
-    max_regs_per_thread=255,
-    smem_per_sm=228 * KIB,
-    smem_per_block=48 * KIB,
-    smem_per_block_optin=227 * KIB,
-)
+SM90 = replace(H100, name="test H100")
+"""The built-in sm_90 table (renamed: the space must not depend on the name)."""
 
 GEMM = (
     "loop-tile{{tile-sizes={bm},{bn},16}},promote{{arrays=A loop=k_t memory-space=shared pad=4"

@@ -48,6 +48,7 @@ class Choice:
     """Candidates with predicted microseconds, best first (empty: default mapping)."""
     reason: str = ""
     """Why there are no candidates (the summary's diagnostic)."""
+    summary: NestSummary | None = None
 
 
 def resolve_device(name: str) -> Device:
@@ -78,7 +79,7 @@ def choose(fn: func.FuncOp, device: Device) -> Choice:
     except LoopoptError as e:
         return Choice(name, [], e.message)
     ranked = rank(summary, device)
-    return Choice(name, ranked, "" if ranked else "no candidate fits the device")
+    return Choice(name, ranked, "" if ranked else "no candidate fits the device", summary)
 
 
 def split_pipeline(pipeline: str) -> tuple[list[ModulePass], list[ModulePass]]:
@@ -132,7 +133,7 @@ class AutoSchedulePass(LoopoptPass):
     ) -> None:
         choice = choose(fn, device)
         if self.explain:
-            print("\n".join(self.explain_choice(fn, choice, device)), file=out)
+            print("\n".join(self.explain_choice(choice, device)), file=out)
         pipeline = choice.ranked[0][0].pipeline if choice.ranked else GPU_MAPPING
         host, kernel = split_pipeline(pipeline)
         if not self.gpu:
@@ -149,14 +150,13 @@ class AutoSchedulePass(LoopoptPass):
         p.apply(ctx, op)
         verify_ir(op, f"auto-schedule: {p.name} produced invalid IR")
 
-    def explain_choice(self, fn: func.FuncOp, choice: Choice, device: Device) -> list[str]:
+    def explain_choice(self, choice: Choice, device: Device) -> list[str]:
         from loopopt.schedule.cost_model import explain, predict
-        from loopopt.schedule.summary import summarize
 
         header = f"auto-schedule @{choice.func} on {device.name} ({device.arch}):"
-        if not choice.ranked:
+        if not choice.ranked or choice.summary is None:
             return [f"{header} default mapping ({choice.reason})"]
-        summary = summarize(fn)
+        summary = choice.summary
         lines = [f"{header} {len(choice.ranked)} candidates, best first"]
         for i, (schedule, _) in enumerate(choice.ranked[: self.top]):
             lines.append(

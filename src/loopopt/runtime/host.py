@@ -127,8 +127,17 @@ class GpuProgram:
 def compile_gpu(module: ModuleOp, func_name: str, arch: str = "sm_90") -> GpuFunction:
     """Compile the kernels of `module` to PTX and its host function `func_name` for the CPU."""
     module = module.clone()
+    kernels = build_kernels(module, arch)
+    _find_host(module, func_name)
+    return bind_host(module, func_name, kernels, f"__loopopt_launch_{next(_PROGRAM_IDS)}")
+
+
+def build_kernels(module: ModuleOp, arch: str) -> dict[tuple[str, str], KernelInfo]:
+    """Lower `module`'s kernels to PTX and take them out of it (in place): what each launch of
+    the host code needs, by (gpu.module, kernel) name. The build half of `compile_gpu`, which
+    needs no GPU (the tuner runs it in other processes)."""
     lower_gpu_to_nvvm(module)
-    program = GpuProgram()
+    kernels: dict[tuple[str, str], KernelInfo] = {}
     for gmod in gpu_modules(module):
         ptx = gpu_module_to_ptx(gmod, arch)
         for op in gmod.body.block.ops:
@@ -139,13 +148,21 @@ def compile_gpu(module: ModuleOp, func_name: str, arch: str = "sm_90") -> GpuFun
                 align = op.attributes.get(POINTER_ALIGN_ATTR)
                 align_bytes = align.value.data if isinstance(align, IntegerAttr) else 0
                 info = KernelInfo(ptx, op.sym_name.data, inputs, dynamic_bytes, align_bytes)
-                program.kernels[(gmod.sym_name.data, op.sym_name.data)] = info
+                kernels[(gmod.sym_name.data, op.sym_name.data)] = info
         gmod.detach()
     module.attributes.pop("gpu.container_module", None)
+    return kernels
+
+
+def bind_host(
+    module: ModuleOp, func_name: str, kernels: dict[tuple[str, str], KernelInfo], prefix: str
+) -> GpuFunction:
+    """The load half of `compile_gpu`: `module` (kernels taken out by `build_kernels`) with its
+    launches bound to `kernels` (callbacks named `<prefix>_<n>`), its host function JITted."""
+    program = GpuProgram(kernels=dict(kernels))
     host = _find_host(module, func_name)
-    uid = next(_PROGRAM_IDS)
     for index, launch in enumerate(_launches(module)):
-        _lower_launch(program, launch, f"__loopopt_launch_{uid}_{index}")
+        _lower_launch(program, launch, f"{prefix}_{index}")
     function = compile_cpu(module, func_name)
     return GpuFunction(func_name, host.function_type.inputs.data, function.address, program)
 

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from loopopt.diagnostics import LoopoptError
 from loopopt.schedule.tune_check import Arrays, Kernel, NumpyArrays, TorchArrays
 
 
@@ -130,47 +129,16 @@ class GpuTimer:
 
 def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
     """The passes (plus `gpu-map-loops` when nothing is mapped), NVVM lowering and PTX."""
-    from xdsl.dialects import llvm as llvm_dialect
-    from xdsl.dialects.builtin import IntegerAttr
-
-    from loopopt.api import _apply, _passes
-    from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
+    from loopopt.api import _passes, apply_mapped
     from loopopt.context import make_context, parse_module
-    from loopopt.dialects import gpu_ext as gpu
-    from loopopt.lowering.gpu_to_nvvm import (
-        DYNAMIC_SHARED_ATTR,
-        KERNEL_ATTR,
-        POINTER_ALIGN_ATTR,
-        lower_gpu_to_nvvm,
-    )
-    from loopopt.runtime.host import KernelInfo, _find_host
-    from loopopt.universe import all_passes
+    from loopopt.runtime.host import _find_host, build_kernels
 
     ctx = make_context()
     module = parse_module(text, "<tune>", ctx)
-    passes = _passes(pipeline)
-    _apply(ctx, module, passes)
-    if not any(isinstance(op, gpu.LaunchFuncOp) for op in module.walk()):
-        if any(p.name == "gpu-map-loops" for p in passes):
-            raise LoopoptError(f"nothing in @{func} is mapped onto the GPU")
-        _apply(ctx, module, [all_passes()["gpu-map-loops"]()()])
-    lower_gpu_to_nvvm(module)
-    kernels = []  # what runtime/host.py's compile_gpu records of each kernel
-    for gmod in gpu_modules(module):
-        ptx = gpu_module_to_ptx(gmod, arch)
-        for op in gmod.body.block.ops:
-            if isinstance(op, llvm_dialect.FuncOp) and KERNEL_ATTR in op.attributes:
-                dynamic = op.attributes.get(DYNAMIC_SHARED_ATTR)
-                dynamic_bytes = dynamic.value.data if isinstance(dynamic, IntegerAttr) else 0
-                params = list(op.function_type.inputs.data)
-                align = op.attributes.get(POINTER_ALIGN_ATTR)
-                align_bytes = align.value.data if isinstance(align, IntegerAttr) else 0
-                info = KernelInfo(ptx, op.sym_name.data, params, dynamic_bytes, align_bytes)
-                kernels.append(((gmod.sym_name.data, op.sym_name.data), info))
-        gmod.detach()
-    module.attributes.pop("gpu.container_module", None)
+    apply_mapped(ctx, module, func, _passes(pipeline))
+    kernels = build_kernels(module, arch)
     _find_host(module, func)  # host-side errors are compile errors too
-    return GpuArtifact(str(module), func, tuple(kernels))
+    return GpuArtifact(str(module), func, tuple(kernels.items()))
 
 
 _LOADED = itertools.count()
@@ -182,16 +150,9 @@ def load_gpu(artifact: GpuArtifact) -> Kernel:
 
     from loopopt.api import Compiled
     from loopopt.context import make_context
-    from loopopt.runtime.cpu import compile_cpu
-    from loopopt.runtime.host import GpuFunction, GpuProgram, _find_host, _launches, _lower_launch
+    from loopopt.runtime.host import bind_host
 
     # Launches name kernels that now live in `artifact.kernels`: parsed, not verified.
     module = Parser(make_context(), artifact.host).parse_module()
-    program = GpuProgram(kernels=dict(artifact.kernels))
-    host = _find_host(module, artifact.func)
-    uid = f"{os.getpid()}_{next(_LOADED)}"
-    for index, launch in enumerate(_launches(module)):
-        _lower_launch(program, launch, f"__loopopt_tune_{uid}_{index}")
-    function = compile_cpu(module, artifact.func)
-    inputs = host.function_type.inputs.data
-    return Compiled("gpu", GpuFunction(artifact.func, inputs, function.address, program))
+    prefix = f"__loopopt_tune_{os.getpid()}_{next(_LOADED)}"
+    return Compiled("gpu", bind_host(module, artifact.func, dict(artifact.kernels), prefix))
