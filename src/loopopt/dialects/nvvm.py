@@ -1,29 +1,63 @@
-"""The `nvvm` dialect: NVIDIA's special registers, barriers and warp shuffles (xDSL has none).
+"""The `nvvm` dialect: NVIDIA's special registers, barriers, warp shuffles and asynchronous
+copies to shared memory (xDSL has none).
 
     %t = nvvm.read.ptx.sreg.tid.x : i32
     nvvm.barrier0
     %v = nvvm.shfl.sync bfly %mask, %x, %offset, %clamp : f32 -> f32
+    nvvm.cp.async.copy %B[%k, %j], %B_ring[%s, %r, %c], 16 {bypass_l1}
+        : memref<256x256xf32> to memref<3x16x68xf32, 3>
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 1
 
-Spelled as in MLIR's NVVM dialect. Every op is one LLVM intrinsic call (`intrinsic()` names it:
-`llvm.nvvm.read.ptx.sreg.tid.x`, `llvm.nvvm.barrier0`, `llvm.nvvm.shfl.sync.bfly.f32`);
-lowering/nvvm_to_llvm.py rewrites them into `llvm.call_intrinsic` before LLVM translation.
+Spelled as in MLIR's NVVM dialect. Every op but the copies is one LLVM intrinsic call
+(`intrinsic()` names it: `llvm.nvvm.read.ptx.sreg.tid.x`, `llvm.nvvm.barrier0`,
+`llvm.nvvm.shfl.sync.bfly.f32`, `llvm.nvvm.cp.async.wait.group`); lowering/nvvm_to_llvm.py
+rewrites them into `llvm.call_intrinsic` before LLVM translation.
+
+The asynchronous copies (sm_80+: PTX `cp.async`) come in two forms. `nvvm.cp.async.copy`
+(MLIR's `nvgpu.device_async_copy`) copies 4, 8 or 16 bytes of consecutive elements from a
+global memref to a shared one at memref indices; pipeline-copies{async} makes it and the test
+emulator runs it. The GPU lowering (lowering/cp_async.py) turns it into
+`nvvm.cp.async.shared.global %dst[%dst_bytes], %src[%src_bytes]`, the intrinsic
+`llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}` on a base pointer plus a byte offset, whose
+operands the lowering to LLVM retypes (memref → !llvm.ptr). A copy belongs to the group the
+next `commit.group` of its thread closes; `wait.group N` waits until at most N of the thread's
+groups are pending: only then (and after a barrier, for other threads) are the bytes there.
+Every architecture backend/ptx.py knows (sm_80, sm_89, sm_90) has `cp.async`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 
-from xdsl.dialects.builtin import Float32Type, StringAttr, i32
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    Float32Type,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    UnitAttr,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
+    AnyAttr,
     AnyOf,
+    AttrSizedOperandSegments,
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
+    var_operand_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
@@ -161,4 +195,225 @@ class ShflSyncOp(NvvmIntrinsicOp):
         return op
 
 
-NVVM = Dialect("nvvm", [*SREG_OPS.values(), Barrier0Op, ShflSyncOp], [])
+CP_ASYNC_SIZES = (4, 8, 16)
+"""Bytes one cp.async copies; `cg` (bypass L1, cache in L2 only) copies 16."""
+SHARED_SPACE = 3
+
+
+def _space(t: Attribute) -> int | None:
+    """The address space of a memref or llvm pointer type (0 for none), None for other types."""
+    if isinstance(t, MemRefType):
+        space = t.memory_space
+        if isinstance(space, IntegerAttr):
+            return space.value.data
+        return SHARED_SPACE if "workgroup" in str(space) else 0
+    if isinstance(t, llvm.LLVMPointerType):
+        return t.addr_space.data if isinstance(t.addr_space, IntAttr) else 0
+    return None
+
+
+def _check_size(op: Operation, size: int, cache: str) -> None:
+    if size not in CP_ASYNC_SIZES:
+        raise VerifyException(f"{op.name}: copies 4, 8 or 16 bytes, not {size}")
+    if cache not in ("ca", "cg"):
+        raise VerifyException(f"{op.name}: cache is ca or cg, not '{cache}'")
+    if cache == "cg" and size != 16:
+        raise VerifyException(f"{op.name}: cache = cg copies 16 bytes")
+
+
+@irdl_op_definition
+class CpAsyncCopyOp(IRDLOperation):
+    """Asynchronously copy `size` bytes of consecutive elements (along the last dimension) from
+    a global memref to a shared one; `bypass_l1`: cp.async.cg (16 bytes), else .ca."""
+
+    name = "nvvm.cp.async.copy"
+    src = operand_def(MemRefType)
+    src_indices = var_operand_def(IndexType())
+    dst = operand_def(MemRefType)
+    dst_indices = var_operand_def(IndexType())
+    size = prop_def(IntegerAttr)
+    bypass_l1 = opt_prop_def(UnitAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        src: SSAValue,
+        src_indices: Sequence[SSAValue],
+        dst: SSAValue,
+        dst_indices: Sequence[SSAValue],
+        size: int,
+        bypass_l1: bool = False,
+    ) -> None:
+        properties: dict[str, Attribute] = {"size": IntegerAttr(size, i32)}
+        if bypass_l1:
+            properties["bypass_l1"] = UnitAttr()
+        super().__init__(operands=[src, src_indices, dst, dst_indices], properties=properties)
+
+    def elements(self) -> int:
+        """How many elements one copy moves."""
+        t = self.src.type
+        assert isinstance(t, MemRefType)
+        return self.size.value.data // (t.element_type.bitwidth // 8)  # type: ignore[attr-defined]
+
+    def verify_(self) -> None:
+        src, dst = self.src.type, self.dst.type
+        assert isinstance(src, MemRefType) and isinstance(dst, MemRefType)
+        if (
+            len(self.src_indices) != src.get_num_dims()
+            or len(self.dst_indices) != dst.get_num_dims()
+        ):
+            raise VerifyException(f"{self.name}: one index per dimension of each memref")
+        if src.element_type != dst.element_type:
+            raise VerifyException(f"{self.name}: source and destination elements differ")
+        if _space(dst) != SHARED_SPACE or _space(src) == SHARED_SPACE:
+            raise VerifyException(f"{self.name}: copies from global to shared memory")
+        size = self.size.value.data
+        _check_size(self, size, "cg" if self.bypass_l1 is not None else "ca")
+        width = getattr(src.element_type, "bitwidth", 0) // 8
+        if width not in (4, 8) or size % width:
+            raise VerifyException(f"{self.name}: {size} bytes are not whole 4- or 8-byte elements")
+
+    def print(self, printer: Printer) -> None:
+        for k, (memref, indices) in enumerate(
+            [(self.src, self.src_indices), (self.dst, self.dst_indices)]
+        ):
+            printer.print_string(", " if k else " ")
+            printer.print_ssa_value(memref)
+            with printer.in_square_brackets():
+                printer.print_list(indices, printer.print_ssa_value)
+        printer.print_string(f", {self.size.value.data}")
+        if self.bypass_l1 is not None:
+            printer.print_string(" {bypass_l1}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.dst.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CpAsyncCopyOp:
+        accesses: list[tuple[UnresolvedOperand, list[UnresolvedOperand]]] = []
+        for k in range(2):
+            if k:
+                parser.parse_punctuation(",")
+            memref = parser.parse_unresolved_operand()
+            indices = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+            )
+            accesses.append((memref, indices))
+        parser.parse_punctuation(",")
+        size = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        attributes = parser.parse_optional_attr_dict()
+        bypass = attributes.pop("bypass_l1", None) is not None
+        parser.parse_punctuation(":")
+        src_type = parser.parse_type()
+        parser.parse_keyword("to")
+        dst_type = parser.parse_type()
+        (src, src_idx), (dst, dst_idx) = accesses
+        index = IndexType()
+        op = cls(
+            parser.resolve_operand(src, src_type),
+            [parser.resolve_operand(i, index) for i in src_idx],
+            parser.resolve_operand(dst, dst_type),
+            [parser.resolve_operand(i, index) for i in dst_idx],
+            size,
+            bypass,
+        )
+        op.attributes |= attributes
+        return op
+
+
+@irdl_op_definition
+class CpAsyncSharedGlobalOp(IRDLOperation):
+    """`cp.async.{ca,cg}.shared.global [dst + dst_offset], [src + src_offset], size` (offsets in
+    bytes; the pointers are memrefs until the lowering to LLVM retypes them)."""
+
+    name = "nvvm.cp.async.shared.global"
+    dst = operand_def(AnyAttr())
+    dst_offset = operand_def(i64)
+    src = operand_def(AnyAttr())
+    src_offset = operand_def(i64)
+    size = prop_def(IntegerAttr)
+    cache = prop_def(StringAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$dst `[` $dst_offset `]` `,` $src `[` $src_offset `]` attr-dict `:` type($dst) `,` "
+        "type($src)"
+    )
+
+    def __init__(
+        self,
+        dst: SSAValue,
+        dst_offset: SSAValue,
+        src: SSAValue,
+        src_offset: SSAValue,
+        size: int,
+        cache: str,
+    ) -> None:
+        super().__init__(
+            operands=[dst, dst_offset, src, src_offset],
+            properties={"size": IntegerAttr(size, i32), "cache": StringAttr(cache)},
+        )
+
+    def intrinsic(self) -> str:
+        return f"llvm.nvvm.cp.async.{self.cache.data}.shared.global.{self.size.value.data}"
+
+    def verify_(self) -> None:
+        _check_size(self, self.size.value.data, self.cache.data)
+        if _space(self.dst.type) != SHARED_SPACE:
+            raise VerifyException(f"{self.name}: the destination is a shared pointer or memref")
+        if _space(self.src.type) not in (0, 1):
+            raise VerifyException(f"{self.name}: the source is a global pointer or memref")
+
+
+@irdl_op_definition
+class CpAsyncCommitGroupOp(NvvmIntrinsicOp):
+    """Close the group of the thread's cp.async copies issued since the last commit."""
+
+    name = "nvvm.cp.async.commit.group"
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+@irdl_op_definition
+class CpAsyncWaitGroupOp(NvvmIntrinsicOp):
+    """Wait until at most `n` of the thread's committed cp.async groups are still pending."""
+
+    name = "nvvm.cp.async.wait.group"
+    n = prop_def(IntegerAttr)
+
+    def __init__(self, n: int) -> None:
+        super().__init__(properties={"n": IntegerAttr(n, i32)})
+
+    def verify_(self) -> None:
+        if self.n.value.data < 0:
+            raise VerifyException(f"{self.name}: the number of pending groups is >= 0")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.n.value.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CpAsyncWaitGroupOp:
+        op = cls(parser.parse_integer(allow_boolean=False))
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+NVVM = Dialect(
+    "nvvm",
+    [
+        *SREG_OPS.values(),
+        Barrier0Op,
+        ShflSyncOp,
+        CpAsyncCopyOp,
+        CpAsyncSharedGlobalOp,
+        CpAsyncCommitGroupOp,
+        CpAsyncWaitGroupOp,
+    ],
+    [],
+)

@@ -9,7 +9,8 @@ After:   gpu.module @kernels {
              nvvm.barrier0                          llvm.return } }
 
 Multiply-adds are contracted into FMAs (lowering/contract.py, as nvcc does); ids and dims
-become special-register reads, gpu.barrier nvvm.barrier0, and then the host's
+become special-register reads, gpu.barrier nvvm.barrier0, asynchronous copies byte offsets
+(lowering/cp_async.py), and then the host's
 lowering to the llvm dialect (lowering/to_llvm.py) does the rest, with the same calling
 convention: one bare pointer per memref, plus an i64 per dynamic size. Shared buffers
 (memref.alloca in space 3) become globals in shared memory (lowering/gpu_shared.py). Host
@@ -35,6 +36,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
 from loopopt.lowering.contract import contract_fma
+from loopopt.lowering.cp_async import linearize_async_copies
 from loopopt.lowering.gpu_shared import SharedLayout
 from loopopt.lowering.to_llvm import lower_to_llvm
 
@@ -161,6 +163,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     layout = SharedLayout()
     for fn in converted:
         layout.plan(fn)
+        linearize_async_copies(fn)
 
     staging = ModuleOp([])
     for fn in converted:

@@ -4,6 +4,10 @@ Before:  %t = nvvm.read.ptx.sreg.tid.x : i32          nvvm.barrier0
 After:   %t = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
          llvm.call_intrinsic "llvm.nvvm.barrier0"() : () -> ()
 
+`nvvm.cp.async.wait.group N` passes N as an i32 constant (the intrinsic's immediate);
+`nvvm.cp.async.shared.global` becomes its address arithmetic and the intrinsic call
+(lowering/cp_async.py).
+
 xDSL's LLVM translation knows `llvm.call_intrinsic` but no nvvm op, so the kernels keep their
 nvvm ops (readable, as MLIR prints them) until backend/ptx.py translates them.
 """
@@ -11,7 +15,7 @@ nvvm ops (readable, as MLIR prints them) until backend/ptx.py translates them.
 from __future__ import annotations
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -20,15 +24,24 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from loopopt.dialects.nvvm import NvvmIntrinsicOp
+from loopopt.dialects.nvvm import CpAsyncSharedGlobalOp, CpAsyncWaitGroupOp, NvvmIntrinsicOp
+from loopopt.lowering.cp_async import lower_shared_global
 
 
 class NvvmToIntrinsic(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if isinstance(op, CpAsyncSharedGlobalOp):
+            rewriter.replace(op, lower_shared_global(op), [])
+            return
         if not isinstance(op, NvvmIntrinsicOp):
             return
-        call = llvm.CallIntrinsicOp(op.intrinsic(), list(op.operands), list(op.result_types))
-        rewriter.replace(op, call, list(call.results))
+        ops: list[Operation] = []
+        args = list(op.operands)
+        if isinstance(op, CpAsyncWaitGroupOp):
+            ops.append(llvm.ConstantOp(IntegerAttr(op.n.value.data, i32), i32))
+            args.append(ops[-1].results[0])
+        call = llvm.CallIntrinsicOp(op.intrinsic(), args, list(op.result_types))
+        rewriter.replace(op, [*ops, call], list(call.results))
 
 
 def lower_nvvm_to_llvm(module: ModuleOp) -> None:

@@ -1,6 +1,7 @@
 """Software-pipeline the copy-in loads of a loop: issue iteration t + 1's loads during iteration t.
 
     pipeline-copies{loop=k_t func=NAME}
+    pipeline-copies{loop=k_t stages=3 async}          (sm_80+: cp.async into a ring of tiles)
 
 Before:  affine.for %k_t = 0 to 4096 step 8 {
            %v = affine.load %A[%r, %k_t + %c]   affine.store %v, %A_shared[%c, %r]
@@ -17,18 +18,27 @@ loops/pipeline): loads directly in the loop body feeding only stores, from array
 the function writes. Run it after `gpu-map-loops` and after unrolling the copy loops
 (`loop-unroll{unroll-full loop=A_copy_in}`). A named loop without candidates, or without a
 constant trip count of at least one, is an error.
+
+With `async` (GPU kernels, sm_80+), the copies into shared memory become cp.async copies into
+a ring of `stages` (>= 2) tiles per shared buffer, issued stages - 1 tiles ahead; consecutive
+aligned elements (copy-vector=4) become 16-byte copies (loops/pipeline_async.py). Without
+`async`, `stages` is 2 (one tile in registers). cp.async needs sm_80: every architecture
+backend/ptx.py compiles for has it (arch_info refuses the others).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
 from xdsl.context import Context
-from xdsl.dialects import builtin
+from xdsl.dialects import affine, builtin
+from xdsl.utils.arg_spec import ArgSpec
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import describe_loop, function_ops, named_loops, trip_count
 from loopopt.loops.pipeline import pipeline_loads, prefetchable
+from loopopt.loops.pipeline_async import async_copies, first_barrier, pipeline_async
 from loopopt.passes import LoopoptPass
 
 
@@ -44,9 +54,28 @@ class PipelineCopiesPass(LoopoptPass):
     func: str | None = None
     """Only this function (a func.func or a gpu.func kernel)."""
 
+    stages: int = 2
+    """Tiles in flight or in use: 2 is double buffering; with `async`, the ring's size."""
+
+    cp_async: bool = False
+    """`async`: cp.async copies straight into a ring of shared tiles (sm_80+)."""
+
+    @classmethod
+    def from_spec(cls, spec: ArgSpec) -> Self:
+        params = dict(spec.parameters)
+        if "async" in params:  # a Python keyword: the field is cp_async
+            params["cp_async"] = params.pop("async")
+        return super().from_spec(ArgSpec(spec.name, params))
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.loop is None:
             raise LoopoptError(f"{self.name}: missing option loop=NAME (the loop to pipeline)")
+        if self.stages < 2:
+            raise LoopoptError(f"{self.name}: stages={self.stages}: at least 2 are needed")
+        if self.stages != 2 and not self.cp_async:
+            raise LoopoptError(
+                f"{self.name}: stages={self.stages} needs async (registers hold one tile)"
+            )
         roots = function_ops(op, self.func) if self.func else [op]
         for root in roots:
             for loop in named_loops(root, self.loop, self.name):
@@ -57,6 +86,9 @@ class PipelineCopiesPass(LoopoptPass):
                         "of at least 1 (peel the partial tiles: loop-peel{full-tiles})",
                         op=loop,
                     )
+                if self.cp_async:
+                    self._pipeline_async(loop)
+                    continue
                 loads = prefetchable(loop)
                 if not loads:
                     raise LoopoptError(
@@ -66,3 +98,16 @@ class PipelineCopiesPass(LoopoptPass):
                         op=loop,
                     )
                 pipeline_loads(loop, loads)
+
+    def _pipeline_async(self, loop: affine.ForOp) -> None:
+        copies = async_copies(loop)
+        if not copies:
+            where = describe_loop(loop)
+            why = (
+                "it has no gpu.barrier (map it with gpu-map-loops first)"
+                if first_barrier(loop) is None
+                else "no load of a read-only global array stored into a shared buffer "
+                "before its first barrier (promote{memory-space=shared}, unroll the copies)"
+            )
+            raise LoopoptError(f"{self.name}{{async}}: loop '{where}': {why}", op=loop)
+        pipeline_async(loop, copies, self.stages)

@@ -1,0 +1,409 @@
+"""Multi-stage software pipelining of a kernel loop's copies into shared memory with cp.async.
+
+Before (after `promote{memory-space=shared}`, `gpu-map-loops{copy-vector=4}`, unrolled copies):
+    %B_shared = memref.alloca() : memref<16x68xf32, 3>
+    affine.for %k_t = 0 to 256 step 16 {
+      %v0 = affine.load %B[%k_t + %r, %j_t + %c]      affine.store %v0, %B_shared[%r, %c]
+      ... (%v1, %v2, %v3 at %c + 1, + 2, + 3)
+      gpu.barrier   <compute on %B_shared>   gpu.barrier }
+After (stages = 3):
+    %B_shared = memref.alloca() : memref<3x16x68xf32, 3>                  (a ring of 3 tiles)
+    nvvm.cp.async.copy %B[0 + %r, %j_t + %c], %B_shared[0, %r, %c], 16 {bypass_l1}
+    nvvm.cp.async.commit.group                              (prologue: tiles 0 and 1)
+    nvvm.cp.async.copy %B[16 + %r, %j_t + %c], %B_shared[1, %r, %c], 16 {bypass_l1}
+    nvvm.cp.async.commit.group
+    affine.for %k_t = 0 to 256 step 16 {
+      %k_t_stage = affine.apply ((d0 floordiv 16) mod 3)(%k_t)
+      nvvm.cp.async.wait.group 1                           (tile t has landed, t+1 may not)
+      gpu.barrier                      (every thread's tile t is there; nobody reads t-1 now)
+      %k_t_ahead = affine.min (d0 + 32, 240)(%k_t)
+      %k_t_ahead_stage = affine.apply ((d0 floordiv 16 + 2) mod 3)(%k_t)
+      nvvm.cp.async.copy %B[%k_t_ahead + %r, ...], %B_shared[%k_t_ahead_stage, %r, %c], 16 ...
+      nvvm.cp.async.commit.group                           (tile t+2 into stage (t+2) mod 3)
+      <compute on %B_shared[%k_t_stage, ...]> }
+    nvvm.cp.async.wait.group 0
+
+Each iteration waits for its own tile (the groups are committed in tile order: after the
+prologue's stages - 1 groups and one per iteration, `wait.group stages-2` leaves only the
+tiles ahead in flight), then the barrier makes every thread's copies visible, and only then is
+tile t + stages - 1 issued into the stage that tile t - 1 used: every thread has passed this
+barrier, so none still reads it. The trailing barrier of the body is dropped where every
+shared buffer the loop touches is a ring (nothing else needs it). The last iterations copy
+the last tile again (min), in bounds and guard-free, into stages nobody reads any more.
+
+Consecutive element copies of one thread (copy-vector lanes) whose source and destination
+are contiguous and provably aligned (analysis/alignment.py; the kernel's
+`loopopt.pointer_align` for the global array, 16 for shared buffers) become one 8- or 16-byte
+copy (16: `cg`, bypassing L1); the others copy 4 (or 8) bytes each. No register holds a tile.
+
+Candidates (`async_copies`): the loads of `loops/pipeline.prefetchable` whose only user is a
+store directly in the body, before its first barrier, into a shared buffer allocated outside
+the loop that only those stores write and only loads after that barrier in the loop read.
+Not checked here: that the loop has a constant trip count of at least one (the caller does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import affine, arith, memref
+from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
+
+from loopopt.analysis.alignment import map_multiples, offset_multiple
+from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
+from loopopt.loops.affine_maps import Bound, MapBuilder, lower_bound
+from loopopt.loops.nest import iv, step_of, trip_count
+from loopopt.loops.pipeline import prefetchable
+from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
+from loopopt.lowering.gpu_shared import is_shared
+
+POINTER_ALIGN_ATTR = "loopopt.pointer_align"
+
+
+@dataclass
+class Copy:
+    """One element copy of the body: global load → shared store, with the body's
+    affine.apply ops its indices need (operands first)."""
+
+    load: affine.LoadOp
+    store: affine.StoreOp
+    chain: list[Operation]
+
+
+def first_barrier(loop: affine.ForOp) -> gpu.BarrierOp | None:
+    return next((op for op in loop.body.block.ops if isinstance(op, gpu.BarrierOp)), None)
+
+
+def _kernel(loop: affine.ForOp) -> gpu.FuncOp | None:
+    op = loop.parent_op()
+    while op is not None and not isinstance(op, gpu.FuncOp):
+        op = op.parent_op()
+    return op
+
+
+def _ring_candidate(buffer: SSAValue, loop: affine.ForOp, stores: set[Operation]) -> bool:
+    """`buffer` is a static shared alloca outside `loop`, written only by `stores` and read
+    only by affine.loads after the body's first barrier."""
+    if not isinstance(buffer.owner, memref.AllocaOp) or buffer.owner.dynamic_sizes:
+        return False
+    if loop.is_ancestor(buffer.owner) or not is_shared(buffer.type):
+        return False
+    barrier = first_barrier(loop)
+    assert barrier is not None
+    body = loop.body.block
+    for use in buffer.uses:
+        user = use.operation
+        if user in stores:
+            continue
+        if not isinstance(user, affine.LoadOp) or not loop.is_ancestor(user):
+            return False
+        top = body.find_ancestor_op_in_block(user)
+        if top is None or body.get_operation_index(top) < body.get_operation_index(barrier):
+            return False
+    return True
+
+
+def _chain(values: Sequence[SSAValue], loop: affine.ForOp, chain: list[Operation]) -> bool:
+    """Add to `chain` the affine.apply ops of the body that `values` depend on; False if they
+    depend on anything else computed in the body."""
+    for value in values:
+        owner = value.owner
+        if value is iv(loop) or not (isinstance(owner, Operation) and owner.parent_op() is loop):
+            continue
+        if not isinstance(owner, affine.ApplyOp) or not _chain(owner.operands, loop, chain):
+            return False
+        if owner not in chain:
+            chain.append(owner)
+    return True
+
+
+def async_copies(loop: affine.ForOp) -> list[Copy]:
+    """The element copies of `loop`'s body that can become cp.async copies into rings."""
+    barrier = first_barrier(loop)
+    if barrier is None or _kernel(loop) is None:
+        return []
+    body = loop.body.block
+    limit = body.get_operation_index(barrier)
+    found: list[Copy] = []
+    for load, chain in prefetchable(loop):
+        users = [use.operation for use in load.result.uses]
+        if len(users) != 1 or not isinstance(users[0], affine.StoreOp):
+            continue
+        store = users[0]
+        if store.parent_op() is not loop or body.get_operation_index(store) > limit:
+            continue
+        width = getattr(store.memref.type.element_type, "bitwidth", 0)  # type: ignore[attr-defined]
+        if is_shared(load.memref.type) or width not in (32, 64):
+            continue
+        chain = list(chain)
+        if _chain(store.indices, loop, chain):
+            found.append(Copy(load, store, sorted(chain, key=body.get_operation_index)))
+    stores_of: dict[SSAValue, set[Operation]] = {}
+    for copy in found:
+        stores_of.setdefault(copy.store.memref, set()).add(copy.store)
+    return [c for c in found if _ring_candidate(c.store.memref, loop, stores_of[c.store.memref])]
+
+
+def _expand(builder: MapBuilder, amap: AffineMap, operands: Sequence[SSAValue]) -> list[AffineExpr]:
+    """The results of `amap` over the values its affine.apply operands are built from."""
+    values: list[AffineExpr] = []
+    for value in operands:
+        owner = value.owner
+        if isinstance(owner, affine.ApplyOp):
+            values += _expand(builder, owner.map.data, owner.mapOperands)
+        else:
+            values.append(builder.value(value))
+    dims, syms = values[: amap.num_dims], values[amap.num_dims :]
+    return [builder.simplified(r.replace_dims_and_symbols(dims, syms)) for r in amap.results]
+
+
+def _next_to(builder: MapBuilder, head: Copy, other: Copy, k: int) -> bool:
+    """`other` copies the element `k` after `head`'s, in the source and in the destination."""
+    if other.load.memref is not head.load.memref or other.store.memref is not head.store.memref:
+        return False
+    for a, b in ((head.load, other.load), (head.store, other.store)):
+        ea = _expand(builder, a.map.data, a.indices)
+        eb = _expand(builder, b.map.data, b.indices)
+        diffs = [builder.simplified(y - x) for x, y in zip(ea, eb, strict=True)]
+        wanted = [0] * (len(diffs) - 1) + [k]
+        if [d.value if isinstance(d, AffineConstantExpr) else None for d in diffs] != wanted:
+            return False
+    return True
+
+
+def _width(array: SSAValue) -> int:
+    t = array.type
+    assert isinstance(t, MemRefType)
+    return t.element_type.bitwidth // 8  # type: ignore[attr-defined]
+
+
+def _aligned(copy: Copy, nbytes: int, global_align: int) -> bool:
+    """The `nbytes` from `copy`'s element on are aligned in the array and in each ring stage."""
+    src, dst = copy.load.memref.type, copy.store.memref.type
+    assert isinstance(src, MemRefType) and isinstance(dst, MemRefType)
+    count = nbytes // _width(copy.load.memref)
+    src_m = offset_multiple(src, map_multiples(copy.load.map.data, copy.load.indices))
+    dst_m = offset_multiple(dst, map_multiples(copy.store.map.data, copy.store.indices))
+    stage = offset_multiple(dst, [1] + [0] * (dst.get_num_dims() - 1)) * dst.get_shape()[0]
+    return (
+        global_align % nbytes == 0
+        and SHARED_ALIGN % nbytes == 0
+        and all(m % count == 0 for m in (src_m, dst_m, stage))
+    )
+
+
+def group_copies(copies: Sequence[Copy], loop: affine.ForOp) -> list[tuple[Copy, int]]:
+    """The copies to issue: (first element copy, bytes), consecutive aligned elements of one
+    thread merged into 16- or 8-byte copies."""
+    kernel = _kernel(loop)
+    align = kernel.attributes.get(POINTER_ALIGN_ATTR) if kernel is not None else None
+    global_align = align.value.data if isinstance(align, IntegerAttr) else 1
+    builder = MapBuilder()
+    left = list(copies)
+    groups: list[tuple[Copy, int]] = []
+    while left:
+        head = left.pop(0)
+        width = _width(head.load.memref)
+        for nbytes in (16, 8, width):
+            count = nbytes // width
+            if count < 1 or (count > 1 and not _aligned(head, nbytes, global_align)):
+                continue
+            members = [
+                next((c for c in left if _next_to(builder, head, c, k)), None)
+                for k in range(1, count)
+            ]
+            found = [m for m in members if m is not None]
+            if len(found) == count - 1:
+                for m in found:
+                    left.remove(m)
+                groups.append((head, nbytes))
+                break
+    return groups
+
+
+class _Issue:
+    """Builds the cp.async copies of one tile (the IV at `at`) into ring stage `stage`."""
+
+    def __init__(self, loop: affine.ForOp, at: SSAValue, stage: SSAValue, rings: _Rings):
+        self.loop, self.rings = loop, rings
+        self.mapping: dict[SSAValue, SSAValue] = {iv(loop): at}
+        self.stage = stage
+        self.ops: list[Operation] = []
+
+    def _operands(self, chain: Sequence[Operation], operands: Sequence[SSAValue]) -> list[SSAValue]:
+        for op in chain:
+            if op.results[0] not in self.mapping:
+                clone = op.clone(value_mapper=self.mapping)
+                self.mapping[op.results[0]] = clone.results[0]
+                self.ops.append(clone)
+        return [self.mapping.get(v, v) for v in operands]
+
+    def _indices(self, amap: AffineMap, operands: Sequence[SSAValue]) -> list[SSAValue]:
+        indices: list[SSAValue] = []
+        builder = MapBuilder()
+        for result in builder.exprs(Bound(amap, tuple(operands))):
+            bound = builder.build([result])
+            if bound.map == AffineMap.identity(1):
+                indices.append(bound.operands[0])
+                continue
+            apply = affine.ApplyOp(list(bound.operands), AffineMapAttr(bound.map))
+            self.ops.append(apply)
+            indices.append(apply.result)
+        return indices
+
+    def copy(self, head: Copy, nbytes: int) -> None:
+        load, store = head.load, head.store
+        src = self._indices(load.map.data, self._operands(head.chain, load.indices))
+        dst = self._indices(store.map.data, self._operands(head.chain, store.indices))
+        ring = self.rings[store.memref]
+        self.ops.append(
+            CpAsyncCopyOp(load.memref, src, ring, [self.stage, *dst], nbytes, nbytes == 16)
+        )
+
+
+_Rings = dict[SSAValue, SSAValue]
+
+
+def _make_rings(buffers: Sequence[SSAValue], stages: int) -> _Rings:
+    """A shared alloca of `stages` tiles next to each buffer's alloca."""
+    rings: _Rings = {}
+    for buffer in buffers:
+        t = buffer.type
+        assert isinstance(t, MemRefType) and isinstance(buffer.owner, memref.AllocaOp)
+        ring = memref.AllocaOp.get(
+            t.element_type, shape=[stages, *t.get_shape()], memory_space=t.memory_space
+        )
+        ring.memref.name_hint = buffer.name_hint
+        block = buffer.owner.parent_block()
+        assert block is not None
+        block.insert_op_before(ring, buffer.owner)
+        rings[buffer] = ring.memref
+    return rings
+
+
+def _read_rings(rings: _Rings, stage: SSAValue) -> None:
+    """Every load of a buffer reads its ring at `stage`."""
+    for buffer, ring in rings.items():
+        for use in list(buffer.uses):
+            load = use.operation
+            if not isinstance(load, affine.LoadOp):
+                continue
+            builder = MapBuilder()
+            index = builder.value(stage)
+            bound = builder.build(
+                [index, *builder.exprs(Bound(load.map.data, tuple(load.indices)))], access=True
+            )
+            new = affine.LoadOp(ring, bound.operands, AffineMapAttr(bound.map), load.result.type)
+            new.result.name_hint = load.result.name_hint
+            block = load.parent_block()
+            assert block is not None
+            block.insert_op_before(new, load)
+            load.result.replace_all_uses_with(new.result)
+            block.erase_op(load)
+
+
+class _Clock:
+    """Affine values of the tiles of `loop`: an iteration's IV, a tile's ring stage."""
+
+    def __init__(self, loop: affine.ForOp, stages: int):
+        self.loop, self.stages = loop, stages
+        self.step = step_of(loop)
+        trips = trip_count(loop)
+        assert trips is not None and trips >= 1
+        self.trips = trips
+
+    def _op(self, results: list[AffineExpr], builder: MapBuilder, hint: str) -> Operation:
+        bound = builder.build(results, "min")
+        attr = AffineMapAttr(bound.map)
+        op: Operation
+        if len(bound.map.results) == 1:
+            op = affine.ApplyOp(list(bound.operands), attr)
+        else:
+            op = affine.MinOp(list(bound.operands), attr)
+        name = iv(self.loop).name_hint
+        op.results[0].name_hint = f"{name}_{hint}" if name else None
+        return op
+
+    def tile(self, ahead: int, inside: bool) -> Operation:
+        """The IV `ahead` tiles after the current iteration (inside) or the first one, clamped
+        to the last tile."""
+        builder = MapBuilder()
+        [lower] = builder.exprs(lower_bound(self.loop))
+        base = builder.value(iv(self.loop)) if inside else lower
+        last = lower + (self.trips - 1) * self.step
+        return self._op([base + ahead * self.step, last], builder, "ahead" if inside else "first")
+
+    def stage(self, ahead: int) -> Operation:
+        """The ring stage of the tile `ahead` tiles after the current iteration."""
+        builder = MapBuilder()
+        [lower] = builder.exprs(lower_bound(self.loop))
+        here = builder.value(iv(self.loop))
+        index = ((here - lower) // self.step + ahead) % self.stages
+        return self._op([index], builder, "ahead_stage" if ahead else "stage")
+
+
+def _touches_only(loop: affine.ForOp, rings: _Rings) -> bool:
+    """Every shared buffer an op of `loop` uses is one of the rings."""
+    kept = set(rings.values())
+    return all(
+        value in kept or not is_shared(value.type) for op in loop.walk() for value in op.operands
+    )
+
+
+def pipeline_async(
+    loop: affine.ForOp, copies: Sequence[Copy], stages: int
+) -> list[tuple[Copy, int]]:
+    """Turn `copies` (from `async_copies(loop)`) into cp.async copies into rings of `stages`
+    tiles, issued stages - 1 tiles ahead (see the module docstring); returns the copies issued
+    per tile, (first element copy, bytes). `loop` needs a constant trip count >= 1, stages >= 2."""
+    assert stages >= 2
+    groups = group_copies(copies, loop)
+    body = loop.body.block
+    barrier = first_barrier(loop)
+    outer = loop.parent_block()
+    assert barrier is not None and outer is not None
+    clock = _Clock(loop, stages)
+    rings = _make_rings(list(dict.fromkeys(c.store.memref for c in copies)), stages)
+
+    for k in range(stages - 1):  # the prologue: tiles 0 .. stages - 2
+        at = clock.tile(k, inside=False)
+        stage = arith.ConstantOp(IntegerAttr.from_index_int_value(k))
+        issue = _Issue(loop, at.results[0], stage.result, rings)
+        for head, nbytes in groups:
+            issue.copy(head, nbytes)
+        outer.insert_ops_before([at, stage, *issue.ops, CpAsyncCommitGroupOp()], loop)
+
+    current = clock.stage(0)
+    body.insert_op_before(current, body.first_op)  # type: ignore[arg-type]
+    _read_rings(rings, current.results[0])
+    body.insert_op_before(CpAsyncWaitGroupOp(stages - 2), barrier)
+    at, stage = clock.tile(stages - 1, inside=True), clock.stage(stages - 1)
+    issue = _Issue(loop, at.results[0], stage.results[0], rings)
+    for head, nbytes in groups:
+        issue.copy(head, nbytes)
+    body.insert_ops_after([at, stage, *issue.ops, CpAsyncCommitGroupOp()], barrier)
+
+    for copy in copies:
+        body.erase_op(copy.store)
+        body.erase_op(copy.load)
+    chains = {op for copy in copies for op in copy.chain}
+    for op in reversed(list(body.ops)):
+        if op in chains and not any(result.uses for result in op.results):
+            body.erase_op(op)
+    for buffer in rings:
+        assert isinstance(buffer.owner, memref.AllocaOp) and not buffer.uses
+        buffer.owner.detach()
+        buffer.owner.erase()
+    trailing = body.last_op.prev_op if body.last_op is not None else None
+    if (
+        isinstance(trailing, gpu.BarrierOp)
+        and trailing is not barrier
+        and _touches_only(loop, rings)
+    ):
+        body.erase_op(trailing)
+    outer.insert_op_after(CpAsyncWaitGroupOp(0), loop)
+    return groups

@@ -1,0 +1,99 @@
+"""Lower asynchronous copies to shared memory: memref indices → byte offsets → the intrinsic.
+
+Before (in a kernel, before the lowering to the llvm dialect):
+    nvvm.cp.async.copy %B[%k, %j], %ring[%s, %r, %c], 16 {bypass_l1}
+        : memref<256x256xf32> to memref<3x16x68xf32, 3>
+After `linearize_async_copies` (index arithmetic, lowered to LLVM with the rest):
+    %sb = ... ((%k * 256 + %j) * 4 : i64)      %db = ... (((%s * 16 + %r) * 68 + %c) * 4 : i64)
+    nvvm.cp.async.shared.global %ring[%db], %B[%sb] {size = 16 : i32, cache = "cg"}
+After `lower_shared_global` (nvvm_to_llvm, once the memrefs are pointers):
+    %d = llvm.getelementptr %ring_ptr[%db] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+    %p = llvm.getelementptr %B_ptr[%sb] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %g = llvm.inttoptr (llvm.ptrtoint %p) : !llvm.ptr<1>
+    llvm.call_intrinsic "llvm.nvvm.cp.async.cg.shared.global.16"(%d, %g)
+
+The offsets are row-major (dynamic sizes from memref.dim), as lowering/memref_to_llvm.py
+computes them. The source pointer goes to the global address space through an integer: xDSL's
+llvm dialect has no addrspacecast, and a generic address of global memory is its global
+address on NVIDIA GPUs (what CUTLASS relies on when it hands cp.async a generic pointer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, llvm, memref
+from xdsl.dialects.builtin import IntAttr, IntegerAttr, MemRefType, i8, i64
+from xdsl.ir import Operation, SSAValue
+
+from loopopt.dialects.nvvm import CpAsyncCopyOp, CpAsyncSharedGlobalOp
+from loopopt.lowering.llvm_common import element_bytes
+
+GLOBAL_SPACE = 1
+
+
+def _byte_offset(array: SSAValue, indices: Sequence[SSAValue], ops: list[Operation]) -> SSAValue:
+    """The i64 byte offset of element `indices` of the row-major memref `array`."""
+    t = array.type
+    assert isinstance(t, MemRefType)
+
+    def constant(value: int) -> SSAValue:
+        op = arith.ConstantOp(IntegerAttr.from_index_int_value(value))
+        ops.append(op)
+        return op.result
+
+    offset = indices[0] if indices else constant(0)
+    for dim in range(1, len(indices)):
+        size = t.get_shape()[dim]
+        if size < 0:
+            dim_op = memref.DimOp.from_source_and_index(array, constant(dim))
+            ops.append(dim_op)
+            extent = dim_op.result
+        else:
+            extent = constant(size)
+        scaled = arith.MuliOp(offset, extent)
+        added = arith.AddiOp(scaled.result, indices[dim])
+        ops += [scaled, added]
+        offset = added.result
+    in_bytes = arith.MuliOp(offset, constant(element_bytes(t.element_type)))
+    cast = arith.IndexCastOp(in_bytes.result, i64)
+    ops += [in_bytes, cast]
+    return cast.result
+
+
+def linearize_async_copies(root: Operation) -> None:
+    """Replace each nvvm.cp.async.copy under `root` by its byte offsets and an
+    nvvm.cp.async.shared.global on the memrefs (which the lowering to LLVM makes pointers)."""
+    for op in [op for op in root.walk() if isinstance(op, CpAsyncCopyOp)]:
+        ops: list[Operation] = []
+        src = _byte_offset(op.src, op.src_indices, ops)
+        dst = _byte_offset(op.dst, op.dst_indices, ops)
+        cache = "cg" if op.bypass_l1 is not None else "ca"
+        ops.append(CpAsyncSharedGlobalOp(op.dst, dst, op.src, src, op.size.value.data, cache))
+        block = op.parent_block()
+        assert block is not None
+        block.insert_ops_before(ops, op)
+        block.erase_op(op)
+
+
+def lower_shared_global(op: CpAsyncSharedGlobalOp) -> list[Operation]:
+    """The GEPs, the cast of the source to a global pointer, and the intrinsic call of `op`
+    (whose operands are pointers and i64 byte offsets by now)."""
+    dst_type = op.dst.type
+    assert isinstance(dst_type, llvm.LLVMPointerType)
+    dst = llvm.GEPOp(
+        op.dst, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[op.dst_offset], result_type=dst_type
+    )
+    src = llvm.GEPOp(
+        op.src,
+        [llvm.GEP_USE_SSA_VAL],
+        i8,
+        ssa_indices=[op.src_offset],
+        result_type=llvm.LLVMPointerType(),
+    )
+    as_int = llvm.PtrToIntOp(src.result, i64)
+    as_global = llvm.IntToPtrOp.create(
+        operands=[as_int.output], result_types=[llvm.LLVMPointerType(IntAttr(GLOBAL_SPACE))]
+    )
+    call = llvm.CallIntrinsicOp(op.intrinsic(), [dst.result, as_global.results[0]], [])
+    return [dst, src, as_int, as_global, call]
