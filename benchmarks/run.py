@@ -1,8 +1,10 @@
 """loopopt's kernels next to the anchors of issue 5, in one process, on the GPU: one table.
 
     python benchmarks/run.py [--quick] [--only NAME-substring ...] [--repeat N] [--out DIR]
+                             [--schedule hand|auto]
 
-For every workload (workloads.py) the nest is compiled with its schedule (schedules.py),
+For every workload (workloads.py) the nest is compiled with its schedule (schedules.py; with
+`--schedule auto`, the pipeline `auto-schedule` alone: the cost model chooses on this GPU),
 run once on fresh random inputs with its output zeroed (accumulating nests) or poisoned with
 NaN, and checked against a float64 reference (‖out − ref‖ / ‖ref‖ < 1e-4, else WRONG); then
 loopopt and every anchor (anchors.py: cuBLAS, cuDNN, Triton, torch, quoted upstream MLIR) are
@@ -302,8 +304,20 @@ def _time_anchor(name: str, w: Workload, inputs: list[Any], ref: Any, repeat: in
     return timing
 
 
-def run_row(w: Workload, report: Report, repeat: int, seed: int) -> Row:
-    """Check and time loopopt's kernel and the anchors of `w`."""
+def auto_choice(w: Workload) -> str:
+    """What `auto-schedule` picks for `w` on this GPU (the key of the model's best candidate)."""
+    from loopopt.context import parse_module
+    from loopopt.loops.nest import functions
+    from loopopt.passes.auto_schedule import choose, resolve_device
+
+    [fn] = functions(parse_module(w.mlir(), w.func), w.func)
+    choice = choose(fn, resolve_device("auto"))
+    return "auto: " + (choice.ranked[0][0].key() if choice.ranked else "default mapping")
+
+
+def run_row(w: Workload, report: Report, repeat: int, seed: int, auto: bool = False) -> Row:
+    """Check and time loopopt's kernel and the anchors of `w`; `auto`: the pipeline is
+    `auto-schedule` alone (the cost model's choice), not the hand schedule of schedules.py."""
     import schedules
     import torch
 
@@ -319,7 +333,10 @@ def run_row(w: Workload, report: Report, repeat: int, seed: int) -> Row:
         loopopt=Timing("loopopt"),
     )
     try:
-        row.schedule, pipeline = w.schedule(schedules)
+        if auto:
+            row.schedule, pipeline = auto_choice(w), "auto-schedule"
+        else:
+            row.schedule, pipeline = w.schedule(schedules)
         inputs = [torch.from_numpy(x).cuda() for x in w.inputs(seed)]
         ref = w.reference([x.double() for x in inputs])
     except Exception as e:
@@ -337,6 +354,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=20, help="timed runs (median)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder of JSON and plot")
+    parser.add_argument(
+        "--schedule",
+        choices=("hand", "auto"),
+        default="hand",
+        help="hand: the pipelines of schedules.py; auto: `auto-schedule` alone (the cost model)",
+    )
     args = parser.parse_args(argv)
     rows = workloads(quick=args.quick, only=args.only)
     if not rows:
@@ -362,10 +385,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         bandwidth,
     )
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.out / f"bench-{now.strftime('%Y%m%d-%H%M%S')}"
+    kind = "-auto" if args.schedule == "auto" else ""
+    stem = args.out / f"bench{kind}-{now.strftime('%Y%m%d-%H%M%S')}"
     for w in rows:
         print(f"{w.name} ...", end=" ", file=sys.stderr, flush=True)
-        report.rows.append(run_row(w, report, args.repeat, args.seed))
+        report.rows.append(run_row(w, report, args.repeat, args.seed, args.schedule == "auto"))
         print(progress(report.rows[-1]), file=sys.stderr, flush=True)
         # Written after every row: a run cut short keeps the rows it finished.
         stem.with_suffix(".json").write_text(json.dumps(to_json(report), indent=2) + "\n")
