@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from xdsl.dialects import affine, arith, memref
 from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from loopopt.analysis.alignment import map_multiples, offset_multiple
 from loopopt.dialects import gpu_ext as gpu
@@ -78,7 +78,8 @@ def first_barrier(loop: affine.ForOp) -> gpu.BarrierOp | None:
     return next((op for op in loop.body.block.ops if isinstance(op, gpu.BarrierOp)), None)
 
 
-def _kernel(loop: affine.ForOp) -> gpu.FuncOp | None:
+def kernel_of(loop: affine.ForOp) -> gpu.FuncOp | None:
+    """The gpu.func around `loop`, if any."""
     op = loop.parent_op()
     while op is not None and not isinstance(op, gpu.FuncOp):
         op = op.parent_op()
@@ -124,7 +125,7 @@ def _chain(values: Sequence[SSAValue], loop: affine.ForOp, chain: list[Operation
 def async_copies(loop: affine.ForOp) -> list[Copy]:
     """The element copies of `loop`'s body that can become cp.async copies into rings."""
     barrier = first_barrier(loop)
-    if barrier is None or _kernel(loop) is None:
+    if barrier is None or kernel_of(loop) is None:
         return []
     body = loop.body.block
     limit = body.get_operation_index(barrier)
@@ -199,7 +200,7 @@ def _aligned(copy: Copy, nbytes: int, global_align: int) -> bool:
 def group_copies(copies: Sequence[Copy], loop: affine.ForOp) -> list[tuple[Copy, int]]:
     """The copies to issue: (first element copy, bytes), consecutive aligned elements of one
     thread merged into 16- or 8-byte copies."""
-    kernel = _kernel(loop)
+    kernel = kernel_of(loop)
     align = kernel.attributes.get(POINTER_ALIGN_ATTR) if kernel is not None else None
     global_align = align.value.data if isinstance(align, IntegerAttr) else 1
     builder = MapBuilder()
@@ -246,10 +247,11 @@ class _Issue:
         indices: list[SSAValue] = []
         builder = MapBuilder()
         for result in builder.exprs(Bound(amap, tuple(operands))):
-            bound = builder.build([result])
-            if bound.map == AffineMap.identity(1):
-                indices.append(bound.operands[0])
+            result = builder.simplified(result)
+            if isinstance(result, AffineDimExpr):  # an operand as it is
+                indices.append(builder.values[result.position])
                 continue
+            bound = builder.build([result])
             apply = affine.ApplyOp(list(bound.operands), AffineMapAttr(bound.map))
             self.ops.append(apply)
             indices.append(apply.result)

@@ -38,7 +38,7 @@ from xdsl.utils.arg_spec import ArgSpec
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import describe_loop, function_ops, named_loops, trip_count
 from loopopt.loops.pipeline import pipeline_loads, prefetchable
-from loopopt.loops.pipeline_async import async_copies, first_barrier, pipeline_async
+from loopopt.loops.pipeline_async import async_copies, first_barrier, kernel_of, pipeline_async
 from loopopt.passes import LoopoptPass
 
 
@@ -102,12 +102,16 @@ class PipelineCopiesPass(LoopoptPass):
     def _pipeline_async(self, loop: affine.ForOp) -> None:
         copies = async_copies(loop)
         if not copies:
-            where = describe_loop(loop)
-            why = (
-                "it has no gpu.barrier (map it with gpu-map-loops first)"
-                if first_barrier(loop) is None
-                else "no load of a read-only global array stored into a shared buffer "
-                "before its first barrier (promote{memory-space=shared}, unroll the copies)"
+            if kernel_of(loop) is None:
+                why = "it is not in a GPU kernel (map it with gpu-map-loops first)"
+            elif first_barrier(loop) is None:
+                why = "it has no gpu.barrier between its copies and its compute"
+            else:
+                why = (
+                    "no load of a read-only global array stored into a shared buffer before "
+                    "its first barrier (promote{memory-space=shared}, unroll the copy loops)"
+                )
+            raise LoopoptError(
+                f"{self.name}{{async}}: loop '{describe_loop(loop)}': {why}", op=loop
             )
-            raise LoopoptError(f"{self.name}{{async}}: loop '{where}': {why}", op=loop)
         pipeline_async(loop, copies, self.stages)

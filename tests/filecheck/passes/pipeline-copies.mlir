@@ -1,7 +1,14 @@
 // RUN: loopopt-opt %s -p 'loop-tile{func=matmul tile-sizes=2,2,2},promote{func=matmul loop=k_t arrays=A},loop-unroll{func=matmul unroll-full loop=A_copy_in_1},loop-unroll{func=matmul unroll-full loop=A_copy_in_0},pipeline-copies{func=matmul loop=k_t}' | filecheck %s
-// RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'pipeline-copies{loop=k_t}'
+// RUN: sed -n '/^\/\/ NEGATIVE CASES/,/^\/\/ ASYNC NEGATIVE CASES/p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'pipeline-copies{loop=k_t}'
 // RUN: not loopopt-opt %s -p pipeline-copies 2>&1 | filecheck %s --check-prefix=NOLOOP
 // NOLOOP: error: pipeline-copies: missing option loop=NAME
+// RUN: loopopt-opt %s -p 'pipeline-copies{func=rows_k0 loop=k_t stages=3 async}' | filecheck %s --check-prefix=ASYNC
+// RUN: loopopt-opt %s -p 'pipeline-copies{func=rows_k0 loop=k_t stages=2 async},pipeline-copies{func=cols_k0 loop=k_t stages=2 async}' | filecheck %s --check-prefix=TWO
+// RUN: sed -n '/^\/\/ ASYNC NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'pipeline-copies{loop=k_t stages=3 async}'
+// RUN: not loopopt-opt %s -p 'pipeline-copies{loop=k_t stages=1 async}' 2>&1 | filecheck %s --check-prefix=STAGES1
+// STAGES1: error: pipeline-copies: stages=1: at least 2 are needed
+// RUN: not loopopt-opt %s -p 'pipeline-copies{loop=k_t stages=3}' 2>&1 | filecheck %s --check-prefix=STAGES3
+// STAGES3: error: pipeline-copies: stages=3 needs async (registers hold one tile)
 
 // A's 2x2 box under k_t, copies unrolled: the prologue loads the first box, each iteration
 // stores the carried values and loads the next box (the last one reloads its own: min).
@@ -39,6 +46,107 @@ func.func @matmul(%A: memref<4x6xf32>, %B: memref<6x4xf32>, %C: memref<4x4xf32>)
     } {loopopt.name = "j"}
   } {loopopt.name = "i"}
   return
+}
+
+// async: A's 4 lanes per thread (16 consecutive, 16-byte aligned bytes) become one 16-byte
+// cp.async.cg into a ring of 3 tiles; the prologue issues tiles 0 and 1, each iteration waits
+// for its tile, then (after the barrier) issues the tile 2 ahead into the stage tile t-1 used,
+// and reads its own stage. Only the ring is shared: the trailing barrier goes.
+// ASYNC-LABEL: gpu.func @rows_k0
+// ASYNC:         %[[RING:.*]] = memref.alloca() : memref<3x4x16xf32, 3 : i64>
+// ASYNC:         %[[S0:.*]] = arith.constant 0 : index
+// ASYNC:         %[[C:.*]] = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 16) * -16)))>
+// ASYNC:         nvvm.cp.async.copy %A[%{{.*}}, %{{.*}}], %[[RING]][%[[S0]], %{{.*}}, %[[C]]], 16 {bypass_l1} : memref<4x64xf32> to memref<3x4x16xf32, 3 : i64>
+// ASYNC-NEXT:    nvvm.cp.async.commit.group
+// ASYNC:         %[[S1:.*]] = arith.constant 1 : index
+// ASYNC:         nvvm.cp.async.copy %A[{{.*}}], %[[RING]][%[[S1]], {{.*}}], 16 {bypass_l1}
+// ASYNC-NEXT:    nvvm.cp.async.commit.group
+// ASYNC-NOT:     nvvm.cp.async.copy
+// ASYNC:         affine.for %[[KT:.*]] = 0 to 64 step 16 {
+// ASYNC-NEXT:      %[[STAGE:.*]] = affine.apply affine_map<(d0) -> (((d0 floordiv 16) + (((d0 floordiv 16) floordiv 3) * -3)))> (%[[KT]])
+// ASYNC-NEXT:      nvvm.cp.async.wait.group 1
+// ASYNC-NEXT:      gpu.barrier
+// ASYNC-NEXT:      %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 32), 48)> (%[[KT]])
+// ASYNC-NEXT:      %[[ASTAGE:.*]] = affine.apply affine_map<(d0) -> ((((d0 floordiv 16) + ((((d0 floordiv 16) + 2) floordiv 3) * -3)) + 2))> (%[[KT]])
+// ASYNC:           %[[COL:.*]] = affine.apply affine_map<()[s0, s1] -> ((s0 + s1))> ()[%[[AHEAD]], %{{.*}}]
+// ASYNC-NEXT:      nvvm.cp.async.copy %A[%{{.*}}, %[[COL]]], %[[RING]][%[[ASTAGE]], %{{.*}}, %{{.*}}], 16 {bypass_l1}
+// ASYNC-NEXT:      nvvm.cp.async.commit.group
+// ASYNC-NEXT:      affine.for %[[I:.*]] = 0 to 4 {
+// ASYNC-NEXT:        affine.load %[[RING]][%[[STAGE]], %[[I]], %tx] : memref<3x4x16xf32, 3 : i64>
+// ASYNC:           } {loopopt.name = "i"}
+// ASYNC-NEXT:    } {loopopt.name = "k_t"}
+// ASYNC-NEXT:    nvvm.cp.async.wait.group 0
+gpu.module @kernels {
+  gpu.func @rows_k0(%A: memref<4x64xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
+    %tx = gpu.thread_id x
+    %A_shared = memref.alloca() : memref<4x16xf32, 3>
+    affine.for %k_t = 0 to 64 step 16 {
+      %e = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
+      %r = affine.apply affine_map<(d0) -> (d0 floordiv 16)> (%e)
+      %c0 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16)> (%e)
+      %v0 = affine.load %A[%r, %k_t + %c0] : memref<4x64xf32>
+      affine.store %v0, %A_shared[%r, %c0] : memref<4x16xf32, 3>
+      %c1 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 1)> (%e)
+      %v1 = affine.load %A[%r, %k_t + %c1] : memref<4x64xf32>
+      affine.store %v1, %A_shared[%r, %c1] : memref<4x16xf32, 3>
+      %c2 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 2)> (%e)
+      %v2 = affine.load %A[%r, %k_t + %c2] : memref<4x64xf32>
+      affine.store %v2, %A_shared[%r, %c2] : memref<4x16xf32, 3>
+      %c3 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 3)> (%e)
+      %v3 = affine.load %A[%r, %k_t + %c3] : memref<4x64xf32>
+      affine.store %v3, %A_shared[%r, %c3] : memref<4x16xf32, 3>
+      gpu.barrier
+      affine.for %i = 0 to 4 {
+        %v = affine.load %A_shared[%i, %tx] : memref<4x16xf32, 3>
+        affine.store %v, %C[%i, %k_t + %tx] : memref<4x64xf32>
+      } {loopopt.name = "i"}
+      gpu.barrier
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
+}
+
+// Two stages: wait for everything (wait.group 0) and issue the next tile into the other stage.
+// Without the kernel's pointer alignment (no copy-vector), the lanes stay 4-byte copies (.ca).
+// TWO-LABEL: gpu.func @rows_k0
+// TWO:         affine.for %[[KT:.*]] = 0 to 64 step 16 {
+// TWO:           nvvm.cp.async.wait.group 0
+// TWO-NEXT:      gpu.barrier
+// TWO-NEXT:      affine.min affine_map<(d0) -> ((d0 + 16), 48)> (%[[KT]])
+// TWO:           nvvm.cp.async.copy {{.*}}, 16 {bypass_l1}
+// TWO-LABEL: gpu.func @cols_k0
+// TWO-COUNT-4:   nvvm.cp.async.copy %A[{{.*}}], %A_shared[{{.*}}], 4 : memref<4x64xf32> to memref<2x4x16xf32, 3 : i64>
+// TWO-NEXT:      nvvm.cp.async.commit.group
+// TWO:           affine.for
+// TWO-COUNT-4:     nvvm.cp.async.copy {{.*}}, 4 :
+gpu.module @kernels_cols {
+  gpu.func @cols_k0(%A: memref<4x64xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>} {
+    %tx = gpu.thread_id x
+    %A_shared = memref.alloca() : memref<4x16xf32, 3>
+    affine.for %k_t = 0 to 64 step 16 {
+      %e = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
+      %r = affine.apply affine_map<(d0) -> (d0 floordiv 16)> (%e)
+      %c0 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16)> (%e)
+      %v0 = affine.load %A[%r, %k_t + %c0] : memref<4x64xf32>
+      affine.store %v0, %A_shared[%r, %c0] : memref<4x16xf32, 3>
+      %c1 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 1)> (%e)
+      %v1 = affine.load %A[%r, %k_t + %c1] : memref<4x64xf32>
+      affine.store %v1, %A_shared[%r, %c1] : memref<4x16xf32, 3>
+      %c2 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 2)> (%e)
+      %v2 = affine.load %A[%r, %k_t + %c2] : memref<4x64xf32>
+      affine.store %v2, %A_shared[%r, %c2] : memref<4x16xf32, 3>
+      %c3 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 3)> (%e)
+      %v3 = affine.load %A[%r, %k_t + %c3] : memref<4x64xf32>
+      affine.store %v3, %A_shared[%r, %c3] : memref<4x16xf32, 3>
+      gpu.barrier
+      affine.for %i = 0 to 4 {
+        %v = affine.load %A_shared[%i, %tx] : memref<4x16xf32, 3>
+        affine.store %v, %C[%i, %k_t + %tx] : memref<4x64xf32>
+      } {loopopt.name = "i"}
+      gpu.barrier
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
 }
 
 // NEGATIVE CASES
@@ -81,4 +189,50 @@ func.func @symbolic(%A: memref<?xf32>, %B: memref<?xf32>, %n: index) {
     affine.store %v, %B[%kt] : memref<?xf32>
   } {loopopt.name = "k_t"}
   return
+}
+
+// ASYNC NEGATIVE CASES
+
+// Not in a kernel: there is no shared memory to copy into asynchronously.
+func.func @host(%A: memref<8xf32>, %B: memref<8xf32>) {
+  // expected-error@+1 {{pipeline-copies{async}: loop 'k_t': it is not in a GPU kernel (map it with gpu-map-loops first)}}
+  affine.for %kt = 0 to 8 step 4 {
+    %v = affine.load %A[%kt] : memref<8xf32>
+    affine.store %v, %B[%kt] : memref<8xf32>
+  } {loopopt.name = "k_t"}
+  return
+}
+
+// -----
+
+// A kernel loop whose copy stores into a global array: nothing goes to shared memory.
+gpu.module @kernels_global {
+  gpu.func @global_k0(%A: memref<64xf32>, %B: memref<64xf32>) kernel {
+    %tx = gpu.thread_id x
+    // expected-error@+1 {{pipeline-copies{async}: loop 'k_t': no load of a read-only global array stored into a shared buffer before its first barrier (promote{memory-space=shared}, unroll the copy loops)}}
+    affine.for %kt = 0 to 64 step 16 {
+      %v = affine.load %A[%kt + %tx] : memref<64xf32>
+      affine.store %v, %B[%kt + %tx] : memref<64xf32>
+      gpu.barrier
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
+}
+
+// -----
+
+// No barrier between the copies and their readers.
+gpu.module @kernels_unmapped {
+  gpu.func @unmapped_k0(%A: memref<64xf32>, %B: memref<64xf32>) kernel {
+    %tx = gpu.thread_id x
+    %s = memref.alloca() : memref<16xf32, 3>
+    // expected-error@+1 {{pipeline-copies{async}: loop 'k_t': it has no gpu.barrier between its copies and its compute}}
+    affine.for %kt = 0 to 64 step 16 {
+      %v = affine.load %A[%kt + %tx] : memref<64xf32>
+      affine.store %v, %s[%tx] : memref<16xf32, 3>
+      %w = affine.load %s[%tx] : memref<16xf32, 3>
+      affine.store %w, %B[%kt + %tx] : memref<64xf32>
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
 }
