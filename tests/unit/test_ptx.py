@@ -22,6 +22,7 @@ from loopopt.backend.ptx import (
     gpu_module_to_llvm_ir,
     gpu_modules,
     module_to_ptx,
+    register_cap,
 )
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
@@ -170,3 +171,15 @@ def test_two_shared_buffers_of_different_sizes_lower_to_ptx() -> None:
     ptx = module_to_ptx(parse_module(transform(text, pipeline), "<test>", make_context()))
     assert ptx.count(".shared .align 16 .b8") == 2
     assert "ld.shared" in ptx and "st.shared" in ptx
+
+
+@pytest.mark.parametrize(
+    ("threads", "min_blocks", "cap"),
+    [(256, 0, 255), (256, 1, 255), (512, 0, 128), (256, 2, 128), (96, 3, 224), (1024, 0, 64)],
+)
+def test_register_cap_lets_the_blocks_fit_the_register_file(
+    threads: int, min_blocks: int, cap: int
+) -> None:
+    """`.maxnreg`: 64 K registers per SM, whole warps, multiples of 8, at most 255."""
+    assert register_cap(threads, min_blocks) == cap
+    assert cap * 32 * -(-threads // 32) * max(1, min_blocks) <= 64 * 1024

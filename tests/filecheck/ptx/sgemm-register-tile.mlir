@@ -2,13 +2,15 @@
 // RUN: filecheck %s < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}
 
-// The SGEMM schedule's kernel: launch bounds from the block size and min-blocks-per-sm, the
+// The SGEMM schedule's kernel: launch bounds from the block size and min-blocks-per-sm (2 blocks
+// of 256 threads: at most 128 registers), the
 // register tile's operands read from shared memory as 128-bit vectors (A stored k-major),
 // multiply-adds fused, the 4x4 accumulators in registers (C read once before and written
 // once after the k_t loop), the next slices' global loads in flight during the compute.
 // CHECK-LABEL: .visible .entry matmul_k0(
 // CHECK:       .maxntid 16, 16, 1
 // CHECK-NEXT:  .minnctapersm 2
+// CHECK-NEXT:  .maxnreg 128
 // CHECK-COUNT-16: ld.global.b32
 // CHECK:       bar.sync 0;
 // CHECK:       ld.shared.v4.b32
