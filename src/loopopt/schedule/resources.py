@@ -232,7 +232,18 @@ def distinct(
 ) -> int:
     """How many distinct elements (with `granule`: distinct aligned chunks of that many bytes,
     such as 32-byte sectors) `accesses` touch over `ranges`; a cut range is extrapolated in
-    proportion."""
+    proportion. Memoized: the candidates of one nest ask about the same ranges again."""
+    return _distinct(tuple(accesses), summary, tuple(sorted(ranges.items())), granule)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _distinct(
+    accesses: tuple[Access, ...],
+    summary: NestSummary,
+    range_items: tuple[tuple[str, int], ...],
+    granule: int,
+) -> int:
+    ranges = dict(range_items)
     used = _used(accesses, summary, ranges)
     full = math.prod(ranges[n] for n in used)
     found = addresses(accesses, summary, ranges)

@@ -30,6 +30,7 @@ Registers beyond the compiler's cap spill (`spill_accesses`): local loads and st
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -376,7 +377,19 @@ def _staged(
 def _shared_access(columns: np.ndarray, elem: int, device: Device) -> tuple[int, int, int]:
     """(warp instructions, wavefronts, conflict-free wavefronts) of the buffer accesses whose
     lane positions are `columns`: consecutive, aligned elements of every lane merge into one
-    access of up to 16 bytes (LLVM's load-store vectorizer on shared pointers)."""
+    access of up to 16 bytes (LLVM's load-store vectorizer on shared pointers). Memoized on
+    the pattern: a shift by whole vectors changes neither the merging nor the conflicts."""
+    width = max(1, 16 // elem)
+    low = int(columns.min()) if columns.size else 0
+    shifted = np.ascontiguousarray(columns - (low - low % width), dtype=np.int64)
+    return _shared_access_of(shifted.tobytes(), shifted.shape, elem, device.shared_banks)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared_access_of(
+    data: bytes, shape: tuple[int, ...], elem: int, banks: int
+) -> tuple[int, int, int]:
+    columns = np.frombuffer(data, dtype=np.int64).reshape(shape)
     width = max(1, 16 // elem)
     _, group = np.unique(columns // width, axis=1, return_inverse=True)
     pieces: list[np.ndarray] = []
@@ -393,7 +406,7 @@ def _shared_access(columns: np.ndarray, elem: int, device: Device) -> tuple[int,
     per = max(1, elem // 4)
     for piece in pieces:
         words = (piece[:, :, None] * per + np.arange(per)).reshape(piece.shape[0], -1)
-        w, i = shared_cycles(words, device.shared_banks)
+        w, i = shared_cycles(words, banks)
         waves += w
         ideal += i
     return len(pieces), waves, ideal
