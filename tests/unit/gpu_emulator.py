@@ -9,42 +9,25 @@ read what a later thread has not written yet. Threads run in increasing or decre
 one phase are not detected. Values that cross a barrier must be pure functions of the thread
 ids and uniform values (they are recomputed in each phase), as in gpu-map-loops' kernels.
 
-Asynchronous copies (nvvm.cp.async.*) are emulated by `_AsyncCopies`: a copy writes its
-elements when it is issued (the earliest it may land: a later read of the old tile by another
-thread shows as a wrong result) and tags each with the issuing thread and its group; a read
-of an element whose group that thread has not waited for (wait.group) yet gives NaN (the
-latest it may land). Each thread counts its committed and its completed groups. So a missing
-or too weak wait, or a missing barrier between a wait and other threads' reads, breaks the
-result, as does overwriting a stage other threads still read.
+Asynchronous copies (nvvm.cp.async.*) become tagged plain copies first
+(gpu_async_emulator.py): a missing or too weak wait, a missing barrier, or a copy into a stage
+other threads still read gives NaN.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from math import prod
-
+from gpu_async_emulator import emulate_async_copies
 from xdsl.dialects import affine, arith, builtin, memref, scf
-from xdsl.dialects.builtin import (
-    AnyFloat,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    NoneAttr,
-)
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.analysis.divergence import Divergence
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
 from loopopt.loops.affine_maps import Bound
 from loopopt.loops.bounds import new_loop
 
 AXES = ("x", "y", "z")
-NEVER = 1 << 40
-"""The group of an element no cp.async has written: never waited for."""
 PURE_PREFIXES = ("arith.",)
 PURE_OPS = frozenset({"affine.apply", "affine.min", "affine.max", "gpu.thread_id"})
 
@@ -103,7 +86,7 @@ def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool)
     for arg, value in zip(entry.args, launch.kernelOperands, strict=True):
         arg.replace_all_uses_with(value)
     sizes = _block_sizes(launch)
-    _AsyncCopies(entry, sizes).emulate()
+    emulate_async_copies(entry, sizes)
     for op in list(entry.ops):
         op.detach()
         if isinstance(op, gpu.ReturnOp):
@@ -278,169 +261,3 @@ class _Fission:
             parent = body
         assert outer is not None and parent is not None
         return outer, parent, ids
-
-
-class _AsyncCopies:
-    """Rewrites a kernel's cp.async ops into plain copies with tags (see the module docstring)."""
-
-    def __init__(self, entry: Block, sizes: dict[str, int]):
-        self.entry, self.sizes = entry, sizes
-        self.top: list[Operation] = []
-        """Ops for the kernel's entry: buffers, thread index, counters set to 0."""
-
-    def _at_top(self, op: Operation) -> SSAValue:
-        self.top.append(op)
-        return op.results[0]
-
-    def _index_buffer(self, shape: Sequence[int]) -> SSAValue:
-        return self._at_top(memref.AllocaOp.get(IndexType(), shape=shape))
-
-    def emulate(self) -> None:
-        ops = [op for op in self.entry.walk() if isinstance(op, CpAsyncCopyOp)]
-        if not ops:
-            return
-        x, y, z = (self.sizes[axis] for axis in AXES)
-        ids = [self._at_top(gpu.ThreadIdOp(axis)) for axis in AXES]
-        linear = AffineMap(
-            3,
-            0,
-            (
-                AffineExpr.dimension(0)
-                + x * (AffineExpr.dimension(1) + y * AffineExpr.dimension(2)),
-            ),
-        )
-        self.tid = self._at_top(affine.ApplyOp(ids, builtin.AffineMapAttr(linear)))
-        self.committed = self._index_buffer([x * y * z])
-        self.waited = self._index_buffer([x * y * z])
-        self.zero = self._at_top(_index(0))
-        for counter in (self.committed, self.waited):
-            self.top.append(memref.StoreOp.get(self.zero, counter, [self.tid]))
-        self.tags: dict[SSAValue, tuple[SSAValue, SSAValue]] = {}
-        for op in ops:
-            if op.dst not in self.tags:
-                self.tags[op.dst] = self._tag_buffers(op.dst.type, x * y * z)
-        for op in list(self.entry.walk()):
-            if isinstance(op, CpAsyncCopyOp):
-                self._replace(op, self._copy(op))
-            elif isinstance(op, CpAsyncCommitGroupOp):
-                self._replace(op, self._commit())
-            elif isinstance(op, CpAsyncWaitGroupOp):
-                self._replace(op, self._wait(op.n.value.data))
-            elif isinstance(op, affine.LoadOp | memref.LoadOp) and op.memref in self.tags:
-                self._check(op)
-        first = self.entry.first_op
-        assert first is not None
-        self.entry.insert_ops_before([*self.top, gpu.BarrierOp()], first)  # tags set first
-
-    def _tag_buffers(self, t: Attribute, threads: int) -> tuple[SSAValue, SSAValue]:
-        """The group and the thread that wrote each element of a buffer of type `t`, by
-        row-major offset; every thread marks its share as never written (group NEVER)."""
-        assert isinstance(t, MemRefType)
-        rounds = -(-prod(t.get_shape()) // threads)
-        group_tag = self._index_buffer([rounds * threads])
-        thread_tag = self._index_buffer([rounds * threads])
-        loop = new_loop(Bound.constant(0), Bound.constant(rounds), 1)
-        body = loop.body.block
-        share = AffineMap(2, 0, (AffineExpr.dimension(0) * threads + AffineExpr.dimension(1),))
-        offset = affine.ApplyOp([body.args[0], self.tid], builtin.AffineMapAttr(share))
-        never = _index(NEVER)
-        body.insert_ops_before(
-            [
-                offset,
-                never,
-                memref.StoreOp.get(never.result, group_tag, [offset.result]),
-                memref.StoreOp.get(self.zero, thread_tag, [offset.result]),
-            ],
-            body.first_op,  # type: ignore[arg-type]
-        )
-        self.top.append(loop)
-        return group_tag, thread_tag
-
-    def _offset(self, t: Attribute, indices: Sequence[SSAValue], ops: list[Operation]) -> SSAValue:
-        """The row-major offset of element `indices` of a buffer of type `t`."""
-        assert isinstance(t, MemRefType)
-        shape = t.get_shape()
-        expr: AffineExpr = AffineExpr.constant(0)
-        for dim in range(len(shape)):
-            expr = expr * shape[dim] + AffineExpr.dimension(dim)
-        ops.append(
-            affine.ApplyOp(list(indices), builtin.AffineMapAttr(AffineMap(len(shape), 0, (expr,))))
-        )
-        return ops[-1].results[0]
-
-    def _replace(self, op: Operation, ops: list[Operation]) -> None:
-        block = op.parent_block()
-        assert block is not None
-        block.insert_ops_before(ops, op)
-        block.erase_op(op)
-
-    def _counter(self, counter: SSAValue, ops: list[Operation]) -> SSAValue:
-        load = memref.LoadOp.get(counter, [self.tid])
-        ops.append(load)
-        return load.res
-
-    def _copy(self, op: CpAsyncCopyOp) -> list[Operation]:
-        ops: list[Operation] = []
-        group = self._counter(self.committed, ops)
-        group_tag, thread_tag = self.tags[op.dst]
-        for k in range(op.elements()):
-            shifted: list[list[SSAValue]] = []
-            for indices in (op.src_indices, op.dst_indices):
-                step = _index(k)
-                last = arith.AddiOp(indices[-1], step.result)
-                ops += [step, last]
-                shifted.append([*indices[:-1], last.result])
-            value = memref.LoadOp.get(op.src, shifted[0])
-            ops += [value, memref.StoreOp.get(value.res, op.dst, shifted[1])]
-            offset = self._offset(op.dst.type, shifted[1], ops)
-            ops += [
-                memref.StoreOp.get(group, group_tag, [offset]),
-                memref.StoreOp.get(self.tid, thread_tag, [offset]),
-            ]
-        return ops
-
-    def _commit(self) -> list[Operation]:
-        ops: list[Operation] = []
-        count = self._counter(self.committed, ops)
-        one = _index(1)
-        more = arith.AddiOp(count, one.result)
-        return [*ops, one, more, memref.StoreOp.get(more.result, self.committed, [self.tid])]
-
-    def _wait(self, pending: int) -> list[Operation]:
-        ops: list[Operation] = []
-        count = self._counter(self.committed, ops)
-        done = self._counter(self.waited, ops)
-        allowed = _index(pending)
-        landed = arith.SubiOp(count, allowed.result)
-        newest = arith.MaxSIOp(done, landed.result)
-        store = memref.StoreOp.get(newest.result, self.waited, [self.tid])
-        return [*ops, allowed, landed, newest, store]
-
-    def _check(self, load: affine.LoadOp | memref.LoadOp) -> None:
-        """NaN instead of the element when its copy has not been waited for."""
-        ops: list[Operation] = []
-        indices: list[SSAValue] = list(load.indices)
-        if isinstance(load, affine.LoadOp):
-            amap = load.map.data
-            indices = []
-            for result in amap.results:
-                single = AffineMap(amap.num_dims, amap.num_symbols, (result,))
-                ops.append(affine.ApplyOp(list(load.indices), builtin.AffineMapAttr(single)))
-                indices.append(ops[-1].results[0])
-        group_tag, thread_tag = self.tags[load.memref]
-        offset = self._offset(load.memref.type, indices, ops)
-        group = memref.LoadOp.get(group_tag, [offset])
-        thread = memref.LoadOp.get(thread_tag, [offset])
-        done = memref.LoadOp.get(self.waited, [thread.res])
-        landed = arith.CmpiOp(group.res, done.res, "slt")
-        t = load.result.type if isinstance(load, affine.LoadOp) else load.res.type
-        assert isinstance(t, AnyFloat), "the emulated cp.async copies floats"
-        nan = arith.ConstantOp(FloatAttr(float("nan"), t))
-        value = load.results[0]
-        select = arith.SelectOp(landed.result, value, nan.result)
-        ops += [group, thread, done, landed, nan, select]
-        value.replace_all_uses_with(select.result)
-        select.operands = (landed.result, value, nan.result)
-        block = load.parent_block()
-        assert block is not None
-        block.insert_ops_after(ops, load)

@@ -1,0 +1,272 @@
+"""pipeline-copies{stages=N async} (loops/pipeline_async.py): cp.async copies into rings of
+shared tiles; the nvvm cp.async ops, their lowering to PTX, and emulated runs (gpu_emulator)
+that a missing wait or barrier breaks."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from equivalence import transform
+from gpu_emulator import emulate
+from xdsl.dialects import affine
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from loopopt.analysis.alignment import value_multiple
+from loopopt.backend.ptx import ARCHS, assemble, find_ptxas, module_to_ptx
+from loopopt.context import make_context, parse_module
+from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.nvvm import CpAsyncCopyOp, CpAsyncWaitGroupOp
+from loopopt.loops.nest import find_loops
+from loopopt.loops.pipeline_async import async_copies, group_copies
+from loopopt.runtime.cpu import run_function
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+import workloads  # noqa: E402
+
+PTXAS = find_ptxas()
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")
+
+SGEMM = {
+    f"{bm}x{bn}": (
+        f"loop-tile{{tile-sizes={bm},{bn},16}},"
+        "promote{arrays=A loop=k_t memory-space=shared pad=4 transpose},"
+        "promote{arrays=B loop=k_t memory-space=shared pad=4},loop-tile{loops=i,j tile-sizes=8,4},"
+        f"gpu-map-loops{{block={bn // 4},{bm // 8} copy-vector=4}},"
+        f"loop-unroll{{unroll-full loop={unrolled}_copy_in}},"
+        "pipeline-copies{loop=k_t stages=STAGES async},"
+        "loop-unroll{unroll-full loop=k},loop-unroll{unroll-full loop=j},"
+        "loop-unroll{unroll-full loop=i},scalar-replace{loop=k_t}"
+    )
+    for bm, bn, unrolled in ((128, 64, "A"), (64, 128, "B"))
+}
+"""The SGEMM schedules of benchmarks/schedules.py (bm x bn x 16 block tiles, 8x4 register
+tiles, copy-vector=4; the copy loop with two rounds unrolled) with a cp.async ring of STAGES
+tiles in place of `pipeline-copies{loop=k_t}`."""
+
+
+def _sgemm(tiles: str, stages: int, scalar_replace: bool = True) -> str:
+    pipeline = SGEMM[tiles].replace("STAGES", str(stages))
+    return pipeline if scalar_replace else pipeline.replace(",scalar-replace{loop=k_t}", "")
+
+
+SMALL = (
+    "loop-tile{tile-sizes=16,16,8},promote{arrays=A loop=k_t memory-space=shared},"
+    "promote{arrays=B loop=k_t memory-space=shared},loop-tile{loops=i,j tile-sizes=4,4},"
+    "gpu-map-loops{block=4,4 copy-vector=4},loop-unroll{unroll-full loop=A_copy_in},"
+    "loop-unroll{unroll-full loop=B_copy_in},pipeline-copies{loop=k_t stages=3 async}"
+)
+"""16x16x8 tiles on 4x4 threads: every copy of A and B is a 16-byte cp.async."""
+
+
+def _operands(m: int, n: int, k: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(m + 7 * n + 13 * k)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    return [a, b, np.zeros((m, n), np.float32)]
+
+
+def _emulated(module: ModuleOp, sizes: tuple[int, int, int], reverse: bool) -> np.ndarray:
+    """C of the SGEMM `module` (mapped) emulated on the CPU, minus the float64 reference."""
+    a, b, c = _operands(*sizes)
+    emulate(module, reverse=reverse)
+    run_function(module, workloads.SGEMM.func, [a, b, c])
+    return c - a.astype(np.float64) @ b.astype(np.float64)
+
+
+def _module(pipeline: str, sizes: tuple[int, int, int]) -> ModuleOp:
+    return parse_module(transform(workloads.sgemm_mlir(sizes), pipeline))
+
+
+def _ops(module: ModuleOp, kind: type[Operation]) -> list[Operation]:
+    return [op for op in module.walk() if isinstance(op, kind)]
+
+
+@pytest.mark.parametrize(
+    ("tiles", "stages", "sizes"),
+    [("128x64", 2, (128, 64, 48)), ("128x64", 4, (128, 64, 48)), ("64x128", 3, (64, 128, 64))],
+)
+def test_emulated_sgemm_schedules(tiles: str, stages: int, sizes: tuple[int, int, int]) -> None:
+    """The benchmark schedules with rings of 2, 3, 4 tiles compute A @ B (3 k tiles: with 4
+    stages the prologue issues them all). scalar-replace is left out: the emulator cannot
+    carry per-thread registers across barriers."""
+    module = _module(_sgemm(tiles, stages, scalar_replace=False), sizes)
+    error = _emulated(module, sizes, reverse=stages == 3)
+    assert np.abs(error).max() < 1e-4
+
+
+@pytest.mark.parametrize("sizes", [(32, 16, 8), (16, 32, 40)])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_emulated_small_tiles(sizes: tuple[int, int, int], reverse: bool) -> None:
+    """One k tile (fewer than the prologue's two: the last tile is copied again) and five."""
+    error = _emulated(_module(SMALL, sizes), sizes, reverse)
+    assert np.abs(error).max() < 1e-4
+
+
+def _broken(mutate: str) -> ModuleOp:
+    module = _module(SMALL, (16, 16, 40))
+    [loop] = find_loops(module, "k_t")
+    body = loop.body.block
+    waits = [op for op in body.ops if isinstance(op, CpAsyncWaitGroupOp)]
+    barrier = next(op for op in body.ops if isinstance(op, gpu.BarrierOp))
+    if mutate == "no wait":
+        for wait in waits:
+            body.erase_op(wait)
+    elif mutate == "weak wait":
+        waits[0].properties["n"] = IntegerAttr(2, 32)  # tile t may not have landed
+    elif mutate == "no barrier":
+        body.erase_op(barrier)
+    elif mutate == "issue early":  # the copies ahead go before the barrier: t - 1 is read
+        ahead = [
+            op
+            for op in body.ops
+            if body.get_operation_index(op) > body.get_operation_index(barrier)
+        ]
+        for op in ahead[: next(i for i, op in enumerate(ahead) if isinstance(op, affine.ForOp))]:
+            op.detach()
+            body.insert_op_before(op, barrier)
+    return module
+
+
+@pytest.mark.parametrize("mutate", ["no wait", "weak wait", "no barrier", "issue early"])
+def test_emulation_catches_broken_synchronization(mutate: str) -> None:
+    """Without the wait (or too weak a one), reads see copies that have not landed; without
+    the barrier, other threads' copies; issuing before the barrier overwrites the stage other
+    threads still read. In one thread order at least, the result is wrong."""
+    wrong = [
+        not np.all(np.abs(np.nan_to_num(_emulated(_broken(mutate), (16, 16, 40), r), nan=1)) < 1e-4)
+        for r in (False, True)
+    ]
+    assert any(wrong)
+
+
+def test_copy_vector_lanes_become_16_byte_copies() -> None:
+    """B's 4 lanes per thread are contiguous and 16-byte aligned in B and in the ring: one
+    cp.async.cg each; A's slice is stored transposed (k-major), its lanes 132 floats apart in
+    shared memory: 4-byte copies. A k-major A (AᵀB) copies 16 bytes too."""
+    module = _module(_sgemm("128x64", 3).split(",pipeline-copies")[0], (256, 256, 256))
+    [loop] = find_loops(module, "k_t")
+    groups = group_copies(async_copies(loop), loop)
+    by_array = {(head.load.memref.name_hint, nbytes) for head, nbytes in groups}
+    assert by_array == {("A", 4), ("B", 16)}
+    assert sum(1 for head, _ in groups if head.load.memref.name_hint == "A") == 8
+    atb = _sgemm("128x64", 3).replace(" transpose", "").split(",pipeline-copies")[0]
+    module = parse_module(transform(workloads.SGEMM_ATB.mlir((256, 256, 256)), atb))
+    [loop] = find_loops(module, "k_t")
+    assert {nbytes for _, nbytes in group_copies(async_copies(loop), loop)} == {16}
+
+
+def test_alignment_of_copy_indices() -> None:
+    module = _module(_sgemm("128x64", 3).split(",pipeline-copies")[0], (256, 256, 256))
+    named: dict[str, SSAValue] = {}  # the first value of each name: lane 0's
+    for op in module.walk():
+        if op.results and op.results[0].name_hint:
+            named.setdefault(op.results[0].name_hint, op.results[0])
+    assert value_multiple(named["j_t"]) == 64
+    assert value_multiple(named["B_copy_in_e"]) == 4
+    assert value_multiple(named["B_in1"]) == 4  # e mod 64 of a multiple of 4
+    assert value_multiple(named["B_in0"]) == 1  # e floordiv 64
+    [loop] = find_loops(module, "k_t")
+    assert value_multiple(loop.body.block.args[0]) == 16
+
+
+def test_the_pipeline_keeps_no_tile_in_registers() -> None:
+    """No load of A or B is carried by the loop, no copy is left in the body but cp.async."""
+    module = _module(_sgemm("128x64", 3), (256, 256, 256))
+    [loop] = find_loops(module, "k_t")
+    loads = [
+        op
+        for op in loop.walk()
+        if isinstance(op, affine.LoadOp) and op.memref.name_hint in ("A", "B")
+    ]
+    assert not loads
+    assert len(_ops(module, CpAsyncCopyOp)) == 3 * 9  # 8 A + 1 B: the prologue's 2 tiles, one
+    assert len(loop.results) == 8 * 4  # only the accumulators of the 8x4 register tile
+
+
+def test_stage_and_async_options() -> None:
+    text = workloads.sgemm_mlir((256, 256, 256))
+    with pytest.raises(LoopoptError, match="stages=1: at least 2 are needed"):
+        transform(text, _sgemm("128x64", 1))
+    with pytest.raises(LoopoptError, match="stages=3 needs async"):
+        transform(text, _sgemm("128x64", 3).replace(" async}", "}"))
+
+
+def test_every_known_architecture_has_cp_async() -> None:
+    """cp.async needs sm_80; backend/ptx.py refuses architectures it does not list."""
+    assert all(int(name.removeprefix("sm_")) >= 80 for name in ARCHS)
+
+
+@needs_ptxas
+@pytest.mark.parametrize(("tiles", "stages"), [("128x64", 3), ("128x64", 4), ("64x128", 3)])
+def test_sgemm_ptx_has_16_byte_cp_async_and_no_spills(tiles: str, stages: int) -> None:
+    """The whole schedule to PTX: 16-byte cp.async.cg for B, commit and wait groups; ptxas
+    assembles it for sm_90 without spills (4 stages: 50 KB, dynamic shared memory)."""
+    module = _module(_sgemm(tiles, stages), (256, 256, 256))
+    ptx = module_to_ptx(module)
+    assert re.search(
+        r"cp\.async\.cg\.shared\.global \[%rd\d+(\+\d+)?\], \[%rd\d+(\+\d+)?\], 16;", ptx
+    )
+    assert "cp.async.commit_group;" in ptx
+    assert re.search(rf"cp\.async\.wait_group\s+{stages - 2};", ptx)
+    report = assemble(ptx, "sm_90", PTXAS)
+    spills = re.findall(r"(\d+) bytes spill (?:stores|loads)", report)
+    assert spills and all(s == "0" for s in spills)
+
+
+HAND = """builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @copy_k0(%A: memref<?x64xf32>, %B: memref<64x64xf32>) kernel
+        attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
+      %tx = gpu.thread_id x
+      %buf = memref.alloca() : memref<2x64xf32, 3 : i64>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %j = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
+      nvvm.cp.async.copy %A[%c1, %j], %buf[%c0, %j], 16 {bypass_l1}
+          : memref<?x64xf32> to memref<2x64xf32, 3 : i64>
+      nvvm.cp.async.copy %A[%c1, %j], %buf[%c1, %j], 8
+          : memref<?x64xf32> to memref<2x64xf32, 3 : i64>
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      gpu.barrier
+      %v = affine.load %buf[0, %tx] : memref<2x64xf32, 3 : i64>
+      affine.store %v, %B[0, %tx] : memref<64x64xf32>
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def test_hand_written_copies_round_trip_and_lower() -> None:
+    module = parse_module(HAND, "<test>", make_context())
+    printed = str(module)
+    assert "16 {bypass_l1} : memref<?x64xf32> to memref<2x64xf32, 3 : i64>" in printed
+    assert "nvvm.cp.async.wait.group 0\n" in printed
+    assert str(parse_module(printed, "<test>", make_context())) == printed
+    ptx = module_to_ptx(module)
+    assert "cp.async.cg.shared.global" in ptx and re.search(r"\], 16;", ptx)
+    assert re.search(r"cp\.async\.ca\.shared\.global \[%rd\d+\+256\], \[%rd\d+\+256\], 8;", ptx)
+    assert "cp.async.commit_group;" in ptx and re.search(r"cp\.async\.wait_group\s+0;", ptx)
+    if PTXAS is not None:
+        assemble(ptx, "sm_90", PTXAS)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("], 8\n", "], 8 {bypass_l1}\n"), "cache = cg copies 16 bytes"),
+        (("], 8\n", "], 6\n"), "copies 4, 8 or 16 bytes, not 6"),
+        (("%buf[%c1, %j], 8", "%buf[%c1], 8"), "one index per dimension of each memref"),
+        (("wait.group 0", "wait.group -1"), "the number of pending groups is >= 0"),
+    ],
+)
+def test_invalid_copies_are_rejected(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(LoopoptError, match=re.escape(message)):
+        parse_module(HAND.replace(*change), "<test>", make_context())
