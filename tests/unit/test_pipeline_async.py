@@ -270,3 +270,69 @@ def test_hand_written_copies_round_trip_and_lower() -> None:
 def test_invalid_copies_are_rejected(change: tuple[str, str], message: str) -> None:
     with pytest.raises(LoopoptError, match=re.escape(message)):
         parse_module(HAND.replace(*change), "<test>", make_context())
+
+
+BATCHED = """builtin.module attributes {gpu.container_module} {
+  func.func @rows(%A: memref<2x4x64xf32>, %C: memref<2x4x64xf32>) {
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    gpu.launch_func @kernels::@rows_k0 blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1)
+        args(%A : memref<2x4x64xf32>, %C : memref<2x4x64xf32>)
+    func.return
+  }
+  gpu.module @kernels {
+    gpu.func @rows_k0(%A: memref<2x4x64xf32>, %C: memref<2x4x64xf32>) kernel
+        attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
+      %tx = gpu.thread_id x
+      %A_shared = memref.alloca() : memref<4x16xf32, 3>
+      affine.for %b = 0 to 2 {
+        affine.for %k_t = 0 to 64 step 16 {
+          %e = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
+          %r = affine.apply affine_map<(d0) -> (d0 floordiv 16)> (%e)
+LANES          gpu.barrier
+          affine.for %i = 0 to 4 {
+            %v = affine.load %A_shared[%i, %tx] : memref<4x16xf32, 3>
+            affine.store %v, %C[%b, %i, %k_t + %tx] : memref<2x4x64xf32>
+          }
+          gpu.barrier
+        } {loopopt.name = "k_t"}
+      }
+      gpu.return
+    }
+  }
+}
+""".replace(
+    "LANES",
+    "".join(
+        f"""          %c{k} = affine.apply affine_map<(d0) -> (d0 mod 16 + {k})> (%e)
+          %v{k} = affine.load %A[%b, %r, %k_t + %c{k}] : memref<2x4x64xf32>
+          affine.store %v{k}, %A_shared[%r, %c{k}] : memref<4x16xf32, 3>
+"""
+        for k in range(4)
+    ),
+)
+"""Each thread copies 4 consecutive floats of a 4x16 tile of A and writes a column of it to C
+(C = A), for two batches b: the k_t loop runs twice."""
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_a_loop_around_the_pipeline_gets_a_barrier(barrier: bool) -> None:
+    """The prologue of the next batch writes stages that the last iteration reads: a barrier
+    after the loop keeps it waiting (the emulation shows the race without it)."""
+    module = parse_module(transform(BATCHED, "pipeline-copies{loop=k_t stages=3 async}"))
+    [loop] = find_loops(module, "k_t")
+    after = loop.next_op
+    assert isinstance(after, CpAsyncWaitGroupOp) and isinstance(after.next_op, gpu.BarrierOp)
+    sizes = [copy.size.value.data for copy in _ops(module, CpAsyncCopyOp)]
+    assert sizes == [16] * 3  # two prologue tiles and one in the loop, a vector per thread
+    if not barrier:
+        after.next_op.detach()
+    a = np.random.default_rng(3).standard_normal((2, 4, 64)).astype(np.float32)
+    results = []
+    for reverse in (False, True):
+        copy = parse_module(str(module))
+        emulate(copy, reverse=reverse)
+        c = np.zeros_like(a)
+        run_function(copy, "rows", [a, c])
+        results.append(np.array_equal(c, a))
+    assert all(results) if barrier else not all(results)

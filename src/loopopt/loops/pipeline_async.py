@@ -28,8 +28,10 @@ prologue's stages - 1 groups and one per iteration, `wait.group stages-2` leaves
 tiles ahead in flight), then the barrier makes every thread's copies visible, and only then is
 tile t + stages - 1 issued into the stage that tile t - 1 used: every thread has passed this
 barrier, so none still reads it. The trailing barrier of the body is dropped where every
-shared buffer the loop touches is a ring (nothing else needs it). The last iterations copy
-the last tile again (min), in bounds and guard-free, into stages nobody reads any more.
+shared buffer the loop touches is a ring (nothing else needs it); where an outer loop runs
+the prologue again, one barrier after the loop keeps it off the stages still being read.
+The last iterations copy the last tile again (min), in bounds and guard-free, into stages
+nobody reads any more; `wait.group 0` after the loop lets no copy outlive it.
 
 Consecutive element copies of one thread (copy-vector lanes) whose source and destination
 are contiguous and provably aligned (analysis/alignment.py; the kernel's
@@ -46,8 +48,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import prod
 
-from xdsl.dialects import affine, arith, memref
+from xdsl.dialects import affine, arith, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
@@ -189,7 +192,7 @@ def _aligned(copy: Copy, nbytes: int, global_align: int) -> bool:
     count = nbytes // _width(copy.load.memref)
     src_m = offset_multiple(src, map_multiples(copy.load.map.data, copy.load.indices))
     dst_m = offset_multiple(dst, map_multiples(copy.store.map.data, copy.store.indices))
-    stage = offset_multiple(dst, [1] + [0] * (dst.get_num_dims() - 1)) * dst.get_shape()[0]
+    stage = prod(dst.get_shape())  # the offset of a ring stage, in elements
     return (
         global_align % nbytes == 0
         and SHARED_ALIGN % nbytes == 0
@@ -407,5 +410,18 @@ def pipeline_async(
         and _touches_only(loop, rings)
     ):
         body.erase_op(trailing)
-    outer.insert_op_after(CpAsyncWaitGroupOp(0), loop)
+    drained = CpAsyncWaitGroupOp(0)
+    outer.insert_op_after(drained, loop)
+    if _in_a_loop(loop):  # the next prologue must not overwrite a stage still being read
+        outer.insert_op_after(gpu.BarrierOp(), drained)
     return groups
+
+
+def _in_a_loop(loop: affine.ForOp) -> bool:
+    """Some loop of the kernel runs `loop` more than once."""
+    op = loop.parent_op()
+    while op is not None and not isinstance(op, gpu.FuncOp):
+        if isinstance(op, affine.ForOp | scf.ForOp | scf.WhileOp):
+            return True
+        op = op.parent_op()
+    return False
