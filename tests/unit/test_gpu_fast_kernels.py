@@ -35,3 +35,25 @@ def test_sgemm_schedules(m: int, n: int, k: int, pipeline: str, rng: np.random.G
     kern(a, b, c)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("stages", "m", "n", "k"), [(2, 256, 256, 64), (3, 384, 256, 80), (4, 256, 512, 48)]
+)
+def test_sgemm_cp_async_rings(
+    stages: int, m: int, n: int, k: int, rng: np.random.Generator
+) -> None:
+    """The SGEMM schedule with its copies as cp.async into rings of 2-4 shared tiles (sm_80+;
+    4 stages: dynamic shared memory) in place of the register double buffer."""
+    pipeline = schedules.SGEMM.replace(
+        "pipeline-copies{loop=k_t}", f"pipeline-copies{{loop=k_t stages={stages} async}}"
+    )
+    assert "async" in pipeline
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = np.zeros((m, n), np.float32)
+    text = workloads.sgemm_mlir((m, n, k))
+    kern = loopopt.compile(text, workloads.SGEMM.func, pipeline=pipeline, target="gpu")
+    kern(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-5
