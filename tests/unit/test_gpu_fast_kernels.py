@@ -21,7 +21,7 @@ pytestmark = pytest.mark.gpu
 @pytest.mark.parametrize(
     ("m", "n", "k", "pipeline"),
     [
-        (192, 256, 48, schedules.SGEMM),
+        (192, 256, 96, schedules.SGEMM),
         (128, 128, 32, schedules.sgemm(128, 128, 8, 8, 8)),
         (128, 64, 24, schedules.sgemm(64, 64, 8, 4, 4, pipelined=False)),
     ],

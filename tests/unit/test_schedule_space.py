@@ -91,7 +91,7 @@ def test_benchmark_pipelines_are_unchanged() -> None:
         assert rebuilt[name] == pipeline, name
     for name in ("SGEMM", "SGEMM_ATB", "SGEMM_64"):
         assert "copy-vector=4}" in getattr(schedules, name), name
-    assert schedules.sgemm(64, 128, 16, 8, 4, copy_vector=4) == schedules.SGEMM
+    assert schedules.sgemm(64, 128, 32, 8, 4, copy_vector=4, stages=3) == schedules.SGEMM
     assert schedules.conv3d(16, 32, 16) == schedules.CONV3D
     assert schedules.SGEMM_1088 == schedules.SGEMM_8000 == schedules.SGEMM_64
     assert schedules.sgemm(64, 64, 8, 4, 4, pipelined=False) == (
@@ -256,6 +256,22 @@ def test_benchmark_spaces(
     assert len(found) >= 60
     assert getattr(schedules, hand) in [s.pipeline for s in found]
     assert {s.recipe for s in found} == {kind}
+
+
+def test_matmul_cp_async_ring() -> None:
+    """stages=3: pipeline-copies{stages=3 async} instead of the register double buffer, A
+    not transposed (16-byte cp.async moves rows as they are); the space offers rings only
+    with vector copies and at least as many k steps as stages."""
+    mm = _of(workloads.SGEMM, (4096, 4096, 4096))
+    ring = recipes.matmul(mm, 64, 128, 32, 8, 4, copy_vector=4, stages=3)
+    assert "pipeline-copies{loop=k_t stages=3 async}" in ring.pipeline
+    assert "pipeline-copies{loop=k_t}" not in ring.pipeline and " transpose" not in ring.pipeline
+    assert ring.key() == "matmul bm=64 bn=128 bk=32 tm=8 tn=4 pipelined=0 copy_vector=4 stages=3"
+    assert (ring.stages, ring.pipelined, ring.transposed) == (3, False, ())
+    rings = [s for s in candidates(mm, SM90) if s.stages > 1]
+    assert ring in rings and all(dict(s.extra)["copy_vector"] == 4 for s in rings)
+    few = _of(workloads.SGEMM, (64, 64, 32))
+    assert all(s.stages == 1 or 32 // s.param("bk") >= 3 for s in candidates(few, SM90))
 
 
 def test_candidates_fit_divide_and_are_unique_and_ordered() -> None:

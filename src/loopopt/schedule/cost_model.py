@@ -339,7 +339,8 @@ def _critical_path(
     waits with each other's work, so without barriers the block takes the longer of its
     throughput time and one warp's chain. With shared-memory steps every step ends in two
     barriers: the block waits for its copy-in (pipelined: for what the step's compute does
-    not cover), then for its slowest warp, so a step takes its share of the throughput time
+    not cover; a cp.async ring of S stages: what S - 1 steps' compute does not cover, one
+    barrier), then for its slowest warp, so a step takes its share of the throughput time
     plus those waits."""
     chain = warp.instructions / WARP_ISSUE
     if warp.body_sectors:
@@ -353,6 +354,10 @@ def _critical_path(
         return max(throughput, chain)
     steps = m.steps
     compute = warp.instructions / steps
-    waiting = max(0.0, memory_latency - compute) if schedule.pipelined else memory_latency
-    waits = steps * (waiting + 2 * BARRIER_CYCLES + (LATENCY_SHARED if warp.shared_loads else 0))
+    ahead = schedule.stages - 1 if schedule.stages > 1 else int(schedule.pipelined)
+    waiting = max(0.0, memory_latency - ahead * compute)
+    barriers = 1 if schedule.stages > 1 else 2
+    waits = steps * (
+        waiting + barriers * BARRIER_CYCLES + (LATENCY_SHARED if warp.shared_loads else 0)
+    )
     return max(throughput, chain) + waits

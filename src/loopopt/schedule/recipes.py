@@ -251,6 +251,7 @@ def matmul(
     outer_product: bool = False,
     guarded: bool = False,
     copy_vector: int = 1,
+    stages: int = 0,
 ) -> Schedule:
     """C[i, j] += A[i, k] * B[k, j] (any order of A's and B's dimensions): a bm x bn block
     tile (threads bn/tn x bm/tm, j on x), bk-deep slices of A and B in shared memory (stored
@@ -259,7 +260,11 @@ def matmul(
     and, when `pipelined`, issued one k_t ahead; `min_blocks` blocks per SM (launch bounds).
     `outer_product` puts k outside the register tile. `guarded`: for tiles that do not divide
     the trip counts: the register tile is unrolled by tm, tn with remainders, no pipelining.
-    `copy_vector`: threads copy that many consecutive elements at a time (128-bit accesses)."""
+    `copy_vector`: threads copy that many consecutive elements at a time (128-bit accesses).
+    `stages` >= 2 (sm_80+): the copies are cp.async into rings of that many shared slices,
+    issued stages - 1 slices ahead, without registers; the slices keep the arrays' layout (a
+    16-byte cp.async moves a piece of a row as it is: A is not transposed) and `pipelined`
+    (register double buffering) does not apply. Unguarded tiles only."""
     r = matmul_roles(summary)
     if r is None:
         raise LoopoptError(f"matmul recipe: @{summary.func} is not C[i, j] += A[i, k] * B[k, j]")
@@ -290,7 +295,12 @@ def matmul(
         ]
     else:
         compute = [f"loop-unroll{{unroll-full loop={name}}}" for name in (r.k, p1, p0)]
-    transposed = tuple(a for a, t in ((r.a, r.a_k_last), (r.b, r.b_k_last)) if t)
+    ring = stages if stages >= 2 and not guarded else 0
+    pipelined = pipelined and not ring
+    transposed = () if ring else tuple(a for a, t in ((r.a, r.a_k_last), (r.b, r.b_k_last)) if t)
+    copy_ahead = [f"pipeline-copies{{loop={kt} stages={ring} async}}"] if ring else []
+    if pipelined and not guarded:
+        copy_ahead = [f"pipeline-copies{{loop={kt}}}"]
     pipeline = [
         *reorder(summary, band),
         f"loop-tile{{tile-sizes={_join(size[n] for n in band)}}}",
@@ -307,7 +317,7 @@ def matmul(
         ),
         f"gpu-map-loops{{{' '.join(options)}}}",
         *copies,
-        *([f"pipeline-copies{{loop={kt}}}"] if pipelined and not guarded else []),
+        *copy_ahead,
         *compute,
         f"scalar-replace{{loop={kt}}}",
     ]
@@ -320,9 +330,11 @@ def matmul(
             ("outer_product", outer_product),
             ("guarded", guarded),
             ("copy_vector", copy_vector if copy_vector > 1 else 0),
+            ("stages", ring),
         )
         if v
     ]
+    extra = [("copy_vector", copy_vector)] * (copy_vector > 1) + [("stages", ring)] * (ring > 0)
     return Schedule(
         recipe="matmul",
         params=tuple(params),
@@ -338,7 +350,7 @@ def matmul(
         registers=(r.c,),
         pipelined=pipelined and not guarded,
         min_blocks=min_blocks,
-        extra=(("copy_vector", copy_vector),) if copy_vector > 1 else (),
+        extra=tuple(extra),
     )
 
 

@@ -294,12 +294,13 @@ def shared_layout(summary: NestSummary, schedule: Schedule, array: str) -> Layou
 
 @functools.lru_cache(maxsize=1024)
 def shared_bytes(summary: NestSummary, schedule: Schedule) -> int:
-    """Bytes of shared memory per block: every staged buffer, each 16-byte aligned."""
+    """Bytes of shared memory per block: every staged buffer (`stages` of each in a cp.async
+    ring), each 16-byte aligned."""
     groups = by_array(summary)
     total = 0
     for array in schedule.shared:
         size = math.prod(shared_shape(summary, schedule, array)) * groups[array][0].elem_bytes
-        total += -(-size // SHARED_ALIGN) * SHARED_ALIGN
+        total += -(-size * schedule.stages // SHARED_ALIGN) * SHARED_ALIGN
     return total
 
 
@@ -344,7 +345,7 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
     - copy registers: per staged array, the values of a thread's share of the box and
       COPY_ADDRESS_REGISTERS per copy instruction (one per `copy_width` elements), live during
       the compute when pipelined, else only during the copy (the larger of copies and
-      fragments);
+      fragments); a cp.async ring's copies hold no values, only their addresses;
     - overhead: OVERHEAD_REGISTERS + 2 per array (64-bit pointers) + 1 per sequential loop.
     """
     m = mapping(summary, schedule)
@@ -370,7 +371,8 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
             extents = box(accesses, names, m.block)
             width = copy_width(schedule, extents)
             per_thread = -(-math.prod(extents) // width // schedule.threads_per_block)
-            copies += per_thread * (width * words + COPY_ADDRESS_REGISTERS)
+            values = 0 if schedule.stages > 1 else width * words
+            copies += per_thread * (values + COPY_ADDRESS_REGISTERS)
     fragments = _live_operands(operands, summary, unrolled, reductions, first)
     sequential = sum(1 for n in names if n not in schedule.unrolled and m.thread[n] > 1)
     overhead = OVERHEAD_REGISTERS + 2 * len(by_array(summary)) + sequential

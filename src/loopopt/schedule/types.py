@@ -130,6 +130,11 @@ class Schedule:
         return dict(self.params)[name]
 
     @property
+    def stages(self) -> int:
+        """Shared buffers of a cp.async ring (pipeline-copies{stages=N async}); 1: none."""
+        return max(1, dict(self.extra).get("stages", 1))
+
+    @property
     def threads_per_block(self) -> int:
         x, y, z = self.threads
         return x * y * z
