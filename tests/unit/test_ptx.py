@@ -22,10 +22,10 @@ from loopopt.backend.ptx import (
     gpu_module_to_llvm_ir,
     gpu_modules,
     module_to_ptx,
-    register_cap,
 )
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
+from loopopt.loops.gpu_plan import register_cap
 
 PTXAS = find_ptxas()
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")

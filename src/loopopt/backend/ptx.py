@@ -17,7 +17,6 @@ one is installed (PATH, or the nvidia-cuda-nvcc wheel).
 from __future__ import annotations
 
 import importlib.util
-import math
 import shutil
 import subprocess
 import tempfile
@@ -37,6 +36,7 @@ from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
 from loopopt.lowering.gpu_shared import SHARED_SPACE
 from loopopt.lowering.gpu_to_nvvm import (
     KERNEL_ATTR,
+    MAX_REGISTERS_ATTR,
     MAX_THREADS_ATTR,
     MIN_BLOCKS_ATTR,
     POINTER_ALIGN_ATTR,
@@ -152,37 +152,21 @@ def gpu_module_to_ptx(gmod: gpu.ModuleOp, arch: str = DEFAULT_ARCH) -> str:
         raise LoopoptError(f"the NVPTX backend failed: {_first_line(e)}") from None
 
 
-REGISTERS_PER_SM = 64 * 1024
-"""32-bit registers of an SM (sm_80, sm_89, sm_90), allocated to warps 256 at a time."""
-MAX_REGISTERS = 255
-"""Registers a thread can have."""
-
-
-def register_cap(threads: int, min_blocks: int = 1) -> int:
-    """The most registers a thread can have so that `min_blocks` blocks of `threads` threads
-    fit in an SM's register file (a multiple of 8: warps get registers 256 at a time)."""
-    warps = -(-threads // 32)
-    return min(MAX_REGISTERS, REGISTERS_PER_SM // (warps * 32 * max(1, min_blocks)) // 8 * 8)
-
-
 def _launch_bounds(module: ir.Module, function: ir.Function, op: llvm_dialect.FuncOp) -> None:
     """`.maxntid` from the kernel's known block size, `.minnctapersm` from its minimum of
-    resident blocks per SM, and `.maxnreg` from both (as nvvm.annotations, which LLVM reads as
-    launch bounds). The explicit register cap is the one `.maxntid` implies: with `.maxntid`
-    alone, ptxas 13 sometimes allocates far fewer registers than the cap and spills (SGEMM
-    AᵀB 128x128x32 tiles of 8x8 on 256 threads: 40 registers and 10 KB of spills, 12 ms
-    instead of 0.6 ms on the H200; with `.maxnreg 255`: 255 registers, 0.8 KB)."""
+    resident blocks per SM, `.maxnreg` from its register cap (gpu-map-loops' options; all as
+    nvvm.annotations, which LLVM reads as launch bounds)."""
     i32 = ir.IntType(32)
     entries: list[tuple[str, int]] = []
     sizes = op.attributes.get(MAX_THREADS_ATTR)
-    blocks = op.attributes.get(MIN_BLOCKS_ATTR)
-    min_blocks = blocks.value.data if isinstance(blocks, IntegerAttr) else 0
     if isinstance(sizes, DenseArrayBase):
-        block = [int(n) for n in sizes.get_values()]
-        entries += [(f"maxntid{axis}", n) for axis, n in zip("xyz", block, strict=True)]
-        entries.append(("maxnreg", register_cap(math.prod(block), min_blocks)))
-    if min_blocks:
-        entries.append(("minctasm", min_blocks))
+        entries += [
+            (f"maxntid{axis}", int(n)) for axis, n in zip("xyz", sizes.get_values(), strict=True)
+        ]
+    for key, attr in (("minctasm", MIN_BLOCKS_ATTR), ("maxnreg", MAX_REGISTERS_ATTR)):
+        value = op.attributes.get(attr)
+        if isinstance(value, IntegerAttr):
+            entries.append((key, value.value.data))
     annotations = module.add_named_metadata("nvvm.annotations")
     for key, value in entries:
         annotations.add(module.add_metadata([function, ir.MetaDataString(module, key), i32(value)]))

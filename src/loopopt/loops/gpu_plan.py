@@ -50,6 +50,19 @@ from loopopt.loops.promote import COPY
 AXES = ("x", "y", "z")
 THREADS_PER_BLOCK = 1024
 BLOCK_LIMITS = (1024, 1024, 64)
+REGISTERS_PER_SM = 64 * 1024
+"""32-bit registers of an SM (sm_80, sm_89, sm_90), allocated to warps 256 at a time."""
+MAX_REGISTERS = 255
+"""Registers a thread can have."""
+
+
+def register_cap(threads: int, min_blocks: int = 1) -> int:
+    """The most registers a thread can have so that `min_blocks` blocks of `threads` threads
+    fit in an SM's register file (a multiple of 8: warps get registers 256 at a time)."""
+    warps = -(-threads // 32)
+    return min(MAX_REGISTERS, REGISTERS_PER_SM // (warps * 32 * max(1, min_blocks)) // 8 * 8)
+
+
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 DEFAULT_BLOCKS = {1: (256,), 2: (16, 16), 3: (16, 4, 4)}
 

@@ -44,6 +44,8 @@ KERNEL_ATTR = "nvvm.kernel"
 MAX_THREADS_ATTR = "nvvm.maxntid"
 """The block size a kernel is launched with (from known_block_size): PTX `.maxntid`."""
 MIN_BLOCKS_ATTR = "loopopt.min_blocks_per_sm"
+MAX_REGISTERS_ATTR = "loopopt.max_registers"
+"""Registers per thread the kernel may use (gpu-map-loops' max-registers): PTX `.maxnreg`."""
 POINTER_ALIGN_ATTR = "loopopt.pointer_align"
 """Bytes every array argument of the kernel is aligned to (its pointers are `align N`; the
 launch checks it): set where copies move 128-bit vectors."""
@@ -108,7 +110,7 @@ class KernelLowering(RewritePattern):
             new.attributes[KERNEL_ATTR] = UnitAttr()
         if op.known_block_size is not None:
             new.attributes[MAX_THREADS_ATTR] = op.known_block_size
-        for kept in (MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR):
+        for kept in (MIN_BLOCKS_ATTR, MAX_REGISTERS_ATTR, POINTER_ALIGN_ATTR):
             if kept in op.attributes:
                 new.attributes[kept] = op.attributes[kept]
         rewriter.replace(op, new)
@@ -155,7 +157,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
         fn.sym_name.data: {
             k: v
             for k, v in fn.attributes.items()
-            if k in (MAX_THREADS_ATTR, MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR)
+            if k in (MAX_THREADS_ATTR, MIN_BLOCKS_ATTR, MAX_REGISTERS_ATTR, POINTER_ALIGN_ATTR)
         }
         for fn in converted
         if KERNEL_ATTR in fn.attributes

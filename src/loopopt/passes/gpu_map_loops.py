@@ -26,12 +26,18 @@ where no loop is parallel is refused, naming the dependence. Options: `block=` t
 block along x, y, z (default: the tile sizes, else 256, 16x16 or 16x4x4); `grid=` the most
 blocks along x, y, z (default: the device limits; beyond, each block loops over tiles);
 `min-blocks-per-sm=N` asks the backend to fit N blocks on an SM (`.minnctapersm`: fewer
-registers per thread). Kernels get `.maxntid` from their block size.
+registers per thread); `max-registers=N` caps a thread's registers (`.maxnreg`; `cap` is the
+most that the block size and min-blocks-per-sm allow). Kernels get `.maxntid` from their block
+size; with it alone ptxas 13 aims at occupancy: good for streaming kernels (conv2d 8x8 on the
+H200: 32 registers, 0.088 ms; with `.maxnreg 255` 245 registers, 0.140 ms) and ruinous for
+large register tiles (AᵀB 128x128 tiles of 8x8: 40 registers and 10 KB of spills, 12 ms;
+capped at 255: 0.6 ms), which set `max-registers=cap`.
 Host loops are marked `loopopt.mapping = "host"`, kernels with their mapping.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -44,10 +50,10 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.gpu_kernel import map_kernel
 from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
-from loopopt.loops.gpu_plan import plan_kernel
+from loopopt.loops.gpu_plan import plan_kernel, register_cap
 from loopopt.loops.nest import describe_loop, functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
-from loopopt.lowering.gpu_to_nvvm import MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR
+from loopopt.lowering.gpu_to_nvvm import MAX_REGISTERS_ATTR, MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR
 from loopopt.passes import LoopoptPass
 
 HOST_MEMORY_OPS = frozenset(
@@ -81,6 +87,9 @@ class GpuMapLoopsPass(LoopoptPass):
     min_blocks_per_sm: int = 0
     """Blocks that must fit on one SM together (CUDA's __launch_bounds__ second argument):
     caps the registers per thread; 0 leaves it to the compiler."""
+    max_registers: int | str = 0
+    """Most registers per thread (`.maxnreg`): a number, `cap` (what the block size and
+    min-blocks-per-sm allow) or 0 (the compiler's choice from the block size)."""
     copy_vector: int = 1
     """Elements each thread copies at a time into shared memory (4: 128-bit copies of f32
     where LLVM proves them aligned; array arguments must then be 16-byte aligned, which the
@@ -148,6 +157,9 @@ class _Host:
             kernel.attributes[POINTER_ALIGN_ATTR] = IntegerAttr(VECTOR_BYTES, i32)
         if self.options.min_blocks_per_sm > 0:
             kernel.attributes[MIN_BLOCKS_ATTR] = IntegerAttr(self.options.min_blocks_per_sm, i32)
+        cap = max_registers(self.options, math.prod(dim.block for dim in dims), self.fn)
+        if cap:
+            kernel.attributes[MAX_REGISTERS_ATTR] = IntegerAttr(cap, i32)
         return 1
 
     def host_loop(self, loop: affine.ForOp) -> int:
@@ -168,3 +180,20 @@ class _Host:
                 op=loop,
             )
         return launched
+
+
+def max_registers(options: GpuMapLoopsPass, threads: int, fn: func.FuncOp) -> int:
+    """The `.maxnreg` of a kernel of `threads` threads (0: none), or a LoopoptError."""
+    value = options.max_registers
+    cap = register_cap(threads, options.min_blocks_per_sm)
+    if value == "cap":
+        return cap
+    if not isinstance(value, int):
+        raise LoopoptError(f"gpu-map-loops: max-registers must be a number or cap, not '{value}'")
+    if value and not 16 <= value <= cap:
+        raise LoopoptError(
+            f"gpu-map-loops: max-registers={value} is outside 16..{cap} (the most that blocks of "
+            f"{threads} threads allow; use cap)",
+            op=fn,
+        )
+    return value

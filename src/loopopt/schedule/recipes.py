@@ -276,6 +276,7 @@ def matmul(
     threads = (bn // tn, bm // tm, 1)
     options = [f"block={threads[0]},{threads[1]}"]
     options += [f"min-blocks-per-sm={min_blocks}"] * (min_blocks > 0)
+    options += ["max-registers=cap"]  # the register tile, not ptxas's occupancy target
     options += [f"copy-vector={copy_vector}"] * (copy_vector > 1)
     # A tile's copy (clipped to its loops' trip counts) is spread over the block's threads,
     # `copy_vector` elements at a time where they divide its rows, in a round loop named

@@ -10,7 +10,7 @@
 // CHECK:       auto-schedule @mm on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
 // CHECK-NEXT:    #1 matmul bm=32 bn=32 bk=32 tm=4 tn=4 pipelined=1 copy_vector=4: {{[0-9.]+}} us {{[a-z]+}}-bound: {{.*}} regs, {{.*}} KB shared, {{[0-9]+}} blocks/SM
 // CHECK-NEXT:    #2 matmul
-// CHECK-NEXT:    pipeline: loop-tile{tile-sizes=32,32,32},promote{arrays=A loop=k_t memory-space=shared pad=4 transpose},promote{arrays=B loop=k_t memory-space=shared pad=4},loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=8,8 copy-vector=4},
+// CHECK-NEXT:    pipeline: loop-tile{tile-sizes=32,32,32},promote{arrays=A loop=k_t memory-space=shared pad=4 transpose},promote{arrays=B loop=k_t memory-space=shared pad=4},loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=8,8 max-registers=cap copy-vector=4},
 // CHECK:       gpu.launch_func @kernels::@mm_k0 blocks in (%c2, %c2, %c1) threads in (%c8, %c8, %c1)
 // CHECK:       gpu.func @mm_k0({{.*}}) kernel attributes {known_block_size = array<i32: 8, 8, 1>
 // CHECK:         %A_shared = memref.alloca() : memref<32x36xf32, 3 : i64>

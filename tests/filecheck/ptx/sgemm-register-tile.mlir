@@ -1,4 +1,4 @@
-// RUN: loopopt-opt %s -p 'loop-tile{tile-sizes=64,64,8},promote{arrays=A loop=k_t memory-space=shared transpose pad=4},promote{arrays=B loop=k_t memory-space=shared pad=4},loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=16,16 min-blocks-per-sm=2},loop-unroll{unroll-full loop=A_copy_in},loop-unroll{unroll-full loop=B_copy_in},pipeline-copies{loop=k_t},loop-unroll{unroll-full loop=k},loop-unroll{unroll-full loop=j},loop-unroll{unroll-full loop=i},scalar-replace{loop=k_t}' --emit ptx -o %t.ptx
+// RUN: loopopt-opt %s -p 'loop-tile{tile-sizes=64,64,8},promote{arrays=A loop=k_t memory-space=shared transpose pad=4},promote{arrays=B loop=k_t memory-space=shared pad=4},loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=16,16 min-blocks-per-sm=2 max-registers=cap},loop-unroll{unroll-full loop=A_copy_in},loop-unroll{unroll-full loop=B_copy_in},pipeline-copies{loop=k_t},loop-unroll{unroll-full loop=k},loop-unroll{unroll-full loop=j},loop-unroll{unroll-full loop=i},scalar-replace{loop=k_t}' --emit ptx -o %t.ptx
 // RUN: filecheck %s < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.ptx -o %t.cubin %}
 
