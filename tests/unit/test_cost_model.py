@@ -300,3 +300,13 @@ def test_cp_async_rings_as_measured_on_the_h200() -> None:
     one_slice = predict(sgemm, replace(ring, extra=(("copy_vector", 4),)), H200)
     assert p_ring.shared_bytes == 3 * one_slice.shared_bytes
     assert p_ring.registers <= p_flat.registers
+
+
+def test_blocks_of_half_an_sm_drain_slowly() -> None:
+    """H200, jacobi-2d 8192²: 1024-thread blocks (2 per SM) 0.17 ms, 512-thread blocks 0.156
+    ms: the model prefers the smaller blocks of the same rows per thread."""
+    jacobi = summary_of("jacobi2d-8192")
+    big = predict(jacobi, recipes.stencil(jacobi, 16, 256, 4), H200)
+    half = predict(jacobi, recipes.stencil(jacobi, 8, 256, 4), H200)
+    assert big.blocks_per_sm == 2 and half.blocks_per_sm == 4
+    assert half.time_us < big.time_us

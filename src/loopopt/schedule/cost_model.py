@@ -32,7 +32,9 @@ takes 4 wavefronts even as a broadcast; a column of an unpadded tile 32), its in
   ceil(blocks / SMs) blocks in rounds of k (waves, tail). DRAM latency is the loaded one
   (1 us), and latency-bound time overlaps the memory system's time only in part
   (MEMORY_SOFTNESS: requests queue).
-- dispatch: an SM takes in a new block every BLOCK_DISPATCH_CYCLES, whatever its size.
+- dispatch: an SM takes in a new block every BLOCK_DISPATCH_CYCLES, whatever its size; the
+  memory system's time grows by BLOCK_DRAIN / (2 × resident blocks) (a block's slots free
+  only when its last warp ends).
 
 time = launches × (soft_max(soft_max(SM, soft_max(L2, DRAM)), dispatch) + launch overhead):
 the largest bound plus the part of the others that does not overlap with it (a roofline with
@@ -91,6 +93,11 @@ DRAM_ROW_CONFLICT = 0.1
 H200: 4, 8 and 16 rows per thread, waves of 9, 17 and 35 MB, 158, 162 and 177 us)."""
 LSU_EFFICIENCY = 0.9
 """Sustained fraction of the load/store unit's one wavefront (L1 line, shared phase) per clock."""
+BLOCK_DRAIN = 0.1
+"""A block frees its SM slots only when its last warp ends: while its warps drain, the SM runs
+fewer loads, a loss of BLOCK_DRAIN / (2 k) of the memory system's rate with k blocks resident
+(jacobi-2d 8192² on the H200: blocks of 1024 threads, 2 per SM, 0.169-0.172 ms; of 512 and
+256 threads 0.156-0.159 ms; fitted on two model-quality runs)."""
 BLOCK_DISPATCH_CYCLES = 160
 """An SM takes in a new block at most every 160 cycles (jacobi-2d 8192² on the H200 with 2 M
 blocks of 32 threads: 1.27 ms, 160 cycles per block per SM, whatever the block's size)."""
@@ -185,7 +192,7 @@ def predict(summary: NestSummary, schedule: Schedule, device: Device) -> Predict
         "dram": dram_us,
         "dispatch": dispatch_us,
     }
-    memory_us = soft_max(l2_us, dram_us)
+    memory_us = soft_max(l2_us, dram_us) * (1 + BLOCK_DRAIN / (2 * resident))
     busy_us = soft_max(sm_us, memory_us, softness=MEMORY_SOFTNESS)
     run_us = soft_max(busy_us, dispatch_us, softness=DISPATCH_SOFTNESS)
     time_us = launches * (run_us + device.launch_us)
