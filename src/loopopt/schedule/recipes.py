@@ -5,7 +5,7 @@
       == "loop-tile{tile-sizes=128,64,16},promote{arrays=A loop=k_t ... transpose},...,"
          "gpu-map-loops{block=16,16},...,scalar-replace{loop=k_t}"
 
-Each recipe finds the roles of the nest's loops and arrays from its access structure (which
+Each recipe finds the roles of the nest's loops and arrays (schedule/roles.py: which
 loop indexes the output's rows, which array is the image …), so it works with whatever names
 the nest uses; a nest of another shape is a LoopoptError. When the band is not in the order a
 recipe expects (parallel loops first), the pipeline starts with a `loop-interchange`. Names the
@@ -21,10 +21,10 @@ partial tiles, and `map_nest` maps any nest with a parallel loop.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.schedule.types import Access, NestSummary, Schedule
+from loopopt.schedule.roles import conv_roles, map_roles, matmul_roles, stencil_roles
+from loopopt.schedule.types import NestSummary, Schedule
 
 PAD = 4
 """Elements of padding per shared row (against bank conflicts)."""
@@ -50,193 +50,6 @@ def reorder(summary: NestSummary, order: Sequence[str]) -> list[str]:
 
 def _join(items: Sequence[object]) -> str:
     return ",".join(str(item) for item in items)
-
-
-def _unit(row: Sequence[int]) -> int | None:
-    """The loop an index row is (coefficient 1 on one loop, 0 elsewhere), or None."""
-    nonzero = [d for d, c in enumerate(row) if c]
-    return nonzero[0] if len(nonzero) == 1 and row[nonzero[0]] == 1 else None
-
-
-def _groups(summary: NestSummary) -> dict[str, list[Access]]:
-    groups: dict[str, list[Access]] = {}
-    for access in summary.accesses:
-        groups.setdefault(access.array, []).append(access)
-    return groups
-
-
-def _single_map(accesses: Sequence[Access]) -> list[int] | None:
-    """The loop of each dimension when every access is the same permutation-like index."""
-    first = accesses[0]
-    if any(a.coeffs != first.coeffs for a in accesses):
-        return None
-    dims = [_unit(row) for row in first.coeffs]
-    if any(d is None for d in dims) or len(set(dims)) != len(dims):
-        return None
-    return [d for d in dims if d is not None]
-
-
-def _output(summary: NestSummary) -> tuple[str, list[int]] | None:
-    """The only written array and the loop of each of its dimensions (all parallel)."""
-    groups = _groups(summary)
-    written = [name for name, accesses in groups.items() if any(a.write for a in accesses)]
-    if len(written) != 1:
-        return None
-    dims = _single_map(groups[written[0]])
-    if dims is None or not dims or not all(summary.loops[d].parallel for d in dims):
-        return None
-    return written[0], dims
-
-
-@dataclass(frozen=True)
-class MatmulRoles:
-    """C[i, j] += A[.., ..] * B[.., ..] with A indexed by i and k, B by k and j."""
-
-    i: str
-    j: str
-    k: str
-    a: str
-    b: str
-    c: str
-    a_k_last: bool
-    """k indexes A's last dimension (its shared slice is stored transposed, k-major)."""
-    b_k_last: bool
-
-
-def matmul_roles(summary: NestSummary) -> MatmulRoles | None:
-    out = _output(summary)
-    if len(summary.loops) != 3 or out is None or len(out[1]) != 2:
-        return None
-    c, (i, j) = out
-    (k,) = {0, 1, 2} - {i, j}
-    if summary.loops[k].parallel:
-        return None
-    found: dict[frozenset[int], tuple[str, bool]] = {}
-    for name, accesses in _groups(summary).items():
-        if name == c:
-            continue
-        dims = _single_map(accesses)
-        if dims is None or len(dims) != 2:
-            return None
-        found[frozenset(dims)] = (name, dims[-1] == k)
-    a, b = found.get(frozenset({i, k})), found.get(frozenset({k, j}))
-    if len(found) != 2 or a is None or b is None:
-        return None
-    names = [loop.name for loop in summary.loops]
-    return MatmulRoles(names[i], names[j], names[k], a[0], b[0], c, a[1], b[1])
-
-
-@dataclass(frozen=True)
-class ConvRoles:
-    """out[o0, o1(, o2)] += image[o0 + f, o1 + f'(, o2 + f'')] * ... (2-D or 3-D)."""
-
-    outs: tuple[str, ...]
-    """The loop of each output dimension."""
-    filters: tuple[str, ...]
-    """The reduction loops, in band order."""
-    out: str
-
-
-def conv_roles(summary: NestSummary) -> ConvRoles | None:
-    out = _output(summary)
-    if out is None or len(out[1]) not in (2, 3) or len(summary.loops) != 2 * len(out[1]):
-        return None
-    array, dims = out
-    filters = [d for d in range(len(summary.loops)) if d not in dims]
-    if any(summary.loops[d].parallel for d in filters):
-        return None
-    names = [loop.name for loop in summary.loops]
-    for accesses in _groups(summary).values():
-        if accesses[0].write or len(accesses[0].coeffs) != len(dims):
-            continue
-        taps = [_tap(row, o, filters) for row, o in zip(accesses[0].coeffs, dims, strict=True)]
-        if None not in taps and len(set(taps)) == len(taps):
-            return ConvRoles(tuple(names[d] for d in dims), tuple(names[d] for d in filters), array)
-    return None
-
-
-def _tap(row: Sequence[int], out: int, filters: Sequence[int]) -> int | None:
-    """The filter loop f of an image index `out + f` (coefficients 1), else None."""
-    nonzero = {d: c for d, c in enumerate(row) if c}
-    others = [d for d in nonzero if d != out]
-    if nonzero.get(out) != 1 or len(others) != 1 or others[0] not in filters:
-        return None
-    return others[0] if nonzero[others[0]] == 1 else None
-
-
-@dataclass(frozen=True)
-class StencilRoles:
-    """out[y, x] = f(a[y + dy, x + dx] ...) over a 2-D parallel band."""
-
-    y: str
-    x: str
-
-
-def stencil_roles(summary: NestSummary) -> StencilRoles | None:
-    out = _output(summary)
-    if len(summary.loops) != 2 or out is None or len(out[1]) != 2:
-        return None
-    if not all(loop.parallel for loop in summary.loops):
-        return None
-    array, (y, x) = out
-    coeffs = _groups(summary)[array][0].coeffs
-    for accesses in _groups(summary).values():
-        offsets = {a.offset for a in accesses if not a.write and a.coeffs == coeffs}
-        if len(offsets) >= 2:
-            return StencilRoles(summary.loops[y].name, summary.loops[x].name)
-    return None
-
-
-def coalescing_rank(summary: NestSummary, d: int) -> tuple[int, int, int]:
-    """gpu-map-loops' choice of threadIdx.x (loops/gpu_plan.py): accesses and stores whose
-    last index moves by ±1 with loop `d`, then depth."""
-    count = stores = 0
-    for access in summary.accesses:
-        if access.coeffs and abs(access.coeffs[-1][d]) == 1:
-            count += 1
-            stores += access.write
-    return count, stores, d
-
-
-@dataclass(frozen=True)
-class MapRoles:
-    """The loops `map_nest` maps: up to three of the first run of parallel loops."""
-
-    order: tuple[str, ...]
-    """The band order the recipe works in (the mapped loops innermost in the run)."""
-    mapped: tuple[str, ...]
-    """In band order."""
-    axes: tuple[str, ...]
-    """The mapped loops on x, y, z."""
-    inner: str | None
-    """The innermost loop inside the run (unrollable), if any."""
-    host: int
-    """Sequential loops outside the run (they stay on the host)."""
-
-
-def map_roles(summary: NestSummary) -> MapRoles | None:
-    loops = summary.loops
-    first = next((d for d, loop in enumerate(loops) if loop.parallel), None)
-    if first is None:
-        return None
-    end = first
-    while end < len(loops) and loops[end].parallel:
-        end += 1
-    run = list(range(first, end))
-    x = max(run, key=lambda d: coalescing_rank(summary, d))
-    others = [d for d in run if d != x][-2:]
-    mapped = sorted([x, *others])
-    kept = [d for d in run if d not in mapped]
-    order = [*range(first), *kept, *mapped, *range(end, len(loops))]
-    names = [loop.name for loop in loops]
-    axes = [x, *sorted(others, key=order.index, reverse=True)]
-    return MapRoles(
-        tuple(names[d] for d in order),
-        tuple(names[d] for d in mapped),
-        tuple(names[d] for d in axes),
-        names[-1] if end < len(loops) else None,
-        first,
-    )
 
 
 def matmul(

@@ -32,8 +32,8 @@ import itertools
 from collections.abc import Callable, Iterable, Sequence
 
 from loopopt.schedule import recipes
-from loopopt.schedule.recipes import conv_roles, map_roles, matmul_roles, stencil_roles
 from loopopt.schedule.resources import misfit
+from loopopt.schedule.roles import conv_roles, map_roles, matmul_roles, stencil_roles
 from loopopt.schedule.types import Device, NestSummary, Schedule
 
 MIN_THREADS = 32
