@@ -100,6 +100,11 @@ class ConvRoles:
     filters: tuple[str, ...]
     """The reduction loops, in band order."""
     out: str
+    image: str
+    """The array read at output + filter offsets."""
+    weights: tuple[str, ...] = ()
+    """Read-only arrays indexed by the filter loops alone (the same element for every output:
+    candidates for constant memory)."""
 
 
 def conv_roles(summary: NestSummary) -> ConvRoles | None:
@@ -116,8 +121,27 @@ def conv_roles(summary: NestSummary) -> ConvRoles | None:
             continue
         taps = [_tap(row, o, filters) for row, o in zip(accesses[0].coeffs, dims, strict=True)]
         if None not in taps and len(set(taps)) == len(taps):
-            return ConvRoles(tuple(names[d] for d in dims), tuple(names[d] for d in filters), array)
+            outs = tuple(names[d] for d in dims)
+            image = accesses[0].array
+            return ConvRoles(
+                outs,
+                tuple(names[d] for d in filters),
+                array,
+                image,
+                _weights(summary, dims, {array, image}),
+            )
     return None
+
+
+def _weights(summary: NestSummary, outs: Sequence[int], others: set[str]) -> tuple[str, ...]:
+    """Arrays only read, at indices that no output loop moves."""
+    found = []
+    for name, accesses in _groups(summary).items():
+        if name in others or any(a.write for a in accesses):
+            continue
+        if all(row[d] == 0 for a in accesses for row in a.coeffs for d in outs):
+            found.append(name)
+    return tuple(found)
 
 
 def _tap(row: Sequence[int], out: int, filters: Sequence[int]) -> int | None:
