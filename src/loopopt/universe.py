@@ -27,6 +27,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "scalar-replace": ("scalar_replace", "ScalarReplacePass"),
     "loopopt-lower-to-llvm": ("loopopt_lower_to_llvm", "LoopoptLowerToLLVMPass"),
     "gpu-map-loops": ("gpu_map_loops", "GpuMapLoopsPass"),
+    "gpu-constant-memory": ("gpu_constant_memory", "GpuConstantMemoryPass"),
     "auto-schedule": ("auto_schedule", "AutoSchedulePass"),
     "loopopt-lower-gpu-to-nvvm": ("loopopt_lower_gpu_to_nvvm", "LoopoptLowerGpuToNvvmPass"),
 }

@@ -11,7 +11,8 @@ ids and uniform values (they are recomputed in each phase), as in gpu-map-loops'
 
 Asynchronous copies (nvvm.cp.async.*) become tagged plain copies first
 (gpu_async_emulator.py): a missing or too weak wait, a missing barrier, or a copy into a stage
-other threads still read gives NaN.
+other threads still read gives NaN. A kernel's constant-memory globals (gpu-constant-memory)
+read the arguments the runtime copies into them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from loopopt.analysis.divergence import Divergence
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.affine_maps import Bound
 from loopopt.loops.bounds import new_loop
+from loopopt.loops.constant_memory import constant_args
 
 AXES = ("x", "y", "z")
 PURE_PREFIXES = ("arith.",)
@@ -85,6 +87,7 @@ def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool)
     entry = region.block
     for arg, value in zip(entry.args, launch.kernelOperands, strict=True):
         arg.replace_all_uses_with(value)
+    _constants_as_arguments(entry, kernel, launch)
     sizes = _block_sizes(launch)
     emulate_async_copies(entry, sizes)
     for op in list(entry.ops):
@@ -105,6 +108,16 @@ def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool)
     launch.detach()
     launch.erase()
     _Fission(sizes, reverse).block(body, outer)
+
+
+def _constants_as_arguments(entry: Block, kernel: gpu.FuncOp, launch: gpu.LaunchFuncOp) -> None:
+    """Loads from a constant-memory global read the argument the runtime copies into it."""
+    copied = {name: launch.kernelOperands[index] for index, name in constant_args(kernel).items()}
+    for op in list(entry.walk()):
+        if isinstance(op, memref.GetGlobalOp) and op.name_.string_value() in copied:
+            op.memref.replace_all_uses_with(copied[op.name_.string_value()])
+            op.detach()
+            op.erase()
 
 
 def _block_sizes(launch: gpu.LaunchFuncOp) -> dict[str, int]:

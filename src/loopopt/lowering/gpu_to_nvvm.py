@@ -37,6 +37,7 @@ from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
 from loopopt.lowering.contract import contract_fma
 from loopopt.lowering.cp_async import linearize_async_copies
+from loopopt.lowering.gpu_constant import CONSTANT_ARGS_ATTR, lower_constant_globals
 from loopopt.lowering.gpu_shared import SharedLayout
 from loopopt.lowering.to_llvm import lower_to_llvm
 
@@ -51,6 +52,8 @@ POINTER_ALIGN_ATTR = "loopopt.pointer_align"
 launch checks it): set where copies move 128-bit vectors."""
 """Blocks that must fit on one SM at once (gpu-map-loops' min-blocks-per-sm): `.minnctapersm`,
 which caps the registers per thread."""
+KEPT_ATTRS = (MIN_BLOCKS_ATTR, MAX_REGISTERS_ATTR, POINTER_ALIGN_ATTR, CONSTANT_ARGS_ATTR)
+"""Attributes of a gpu.func its llvm.func keeps (CONSTANT_ARGS_ATTR: runtime/host.py)."""
 SHARED_BYTES_ATTR = "loopopt.shared_bytes"
 DYNAMIC_SHARED_ATTR = "loopopt.dynamic_shared_bytes"
 
@@ -110,7 +113,7 @@ class KernelLowering(RewritePattern):
             new.attributes[KERNEL_ATTR] = UnitAttr()
         if op.known_block_size is not None:
             new.attributes[MAX_THREADS_ATTR] = op.known_block_size
-        for kept in (MIN_BLOCKS_ATTR, MAX_REGISTERS_ATTR, POINTER_ALIGN_ATTR):
+        for kept in KEPT_ATTRS:
             if kept in op.attributes:
                 new.attributes[kept] = op.attributes[kept]
         rewriter.replace(op, new)
@@ -155,9 +158,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     _reject_gpu_ops(converted)
     kernels = {
         fn.sym_name.data: {
-            k: v
-            for k, v in fn.attributes.items()
-            if k in (MAX_THREADS_ATTR, MIN_BLOCKS_ATTR, MAX_REGISTERS_ATTR, POINTER_ALIGN_ATTR)
+            k: v for k, v in fn.attributes.items() if k in (*KEPT_ATTRS, MAX_THREADS_ATTR)
         }
         for fn in converted
         if KERNEL_ATTR in fn.attributes
@@ -174,6 +175,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     lower_to_llvm(staging, keep_dialects=("nvvm",), workgroup_alloca=layout.lower_alloca)
     for global_op in layout.globals():
         staging.body.block.insert_op_before(global_op, staging.body.block.first_op)
+    lower_constant_globals(gmod)
     for op in list(staging.body.block.ops):
         op.detach()
         if isinstance(op, llvm.FuncOp) and op.sym_name.data in kernels:

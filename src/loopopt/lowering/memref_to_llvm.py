@@ -25,6 +25,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.lowering.gpu_constant import GetGlobalLowering
 from loopopt.lowering.llvm_common import (
     PTR,
     LoweringState,
@@ -233,7 +234,12 @@ def _constant_int(value: SSAValue) -> int | None:
 
 def producer_patterns(state: LoweringState) -> list[RewritePattern]:
     """Patterns that create memref pointers; run them before `user_patterns`."""
-    return [AllocaLowering(state), AllocLowering(state), CastLowering(state)]
+    return [
+        AllocaLowering(state),
+        AllocLowering(state),
+        CastLowering(state),
+        GetGlobalLowering(state),
+    ]
 
 
 def user_patterns(state: LoweringState) -> list[RewritePattern]:

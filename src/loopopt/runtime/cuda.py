@@ -168,6 +168,30 @@ def get_kernel(ptx: str, name: str) -> Kernel:
     return kernel
 
 
+_GLOBALS: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+def module_global(ptx: str, name: str) -> tuple[int, int]:
+    """Device address and bytes of the global `name` of the PTX module `ptx` (cached)."""
+    found = _GLOBALS.get((ptx, name))
+    if found is None:
+        address, nbytes = call("cuModuleGetGlobal", load_ptx(ptx), name.encode())
+        found = (int(address), int(nbytes))
+        _GLOBALS[(ptx, name)] = found
+    return found
+
+
+def copy_to_global(ptx: str, name: str, source: int | float | None, nbytes: int) -> None:
+    """Copy `nbytes` of device memory at `source` into the global `name` of the module `ptx`
+    (a constant-memory array), on the default stream: ordered after earlier launches and
+    before later ones, without synchronizing the host."""
+    context()
+    address, size = module_global(ptx, name)
+    if size != nbytes or not source:
+        raise LoopoptError(f"cannot copy {nbytes} bytes into {name} ({size} bytes)")
+    call("cuMemcpyDtoDAsync", address, int(source), nbytes, _driver().CUstream(0))
+
+
 Param = tuple[int | float | None, type[Any]]
 """A kernel argument and its ctypes type (c_void_p for device pointers)."""
 

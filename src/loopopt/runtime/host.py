@@ -27,6 +27,7 @@ import llvmlite.binding as llvm
 from xdsl.dialects import arith, func
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
+    DictionaryAttr,
     Float32Type,
     Float64Type,
     IndexType,
@@ -34,6 +35,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -43,12 +45,14 @@ from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.lowering.func_to_llvm import signature_inputs
+from loopopt.lowering.gpu_constant import CONSTANT_ARGS_ATTR
 from loopopt.lowering.gpu_to_nvvm import (
     DYNAMIC_SHARED_ATTR,
     KERNEL_ATTR,
     POINTER_ALIGN_ATTR,
     lower_gpu_to_nvvm,
 )
+from loopopt.lowering.llvm_common import element_bytes
 from loopopt.runtime import cuda
 from loopopt.runtime.cpu import compile_cpu
 from loopopt.runtime.gpu_args import Arguments
@@ -76,12 +80,16 @@ class KernelInfo:
     dynamic_shared_bytes: int
     pointer_align: int = 0
     """Bytes every array argument must be aligned to (0: any)."""
+    constant_args: dict[int, str] = field(default_factory=dict[int, str])
+    """Argument index → constant-memory global to copy it into before each launch."""
 
 
 @dataclass
 class _Launch:
     kernel: KernelInfo
     param_types: list[type[Any]]
+    constants: list[tuple[int, str, int]] = field(default_factory=list[tuple[int, str, int]])
+    """(parameter position, global, bytes) of the arguments copied into constant memory."""
 
 
 @dataclass
@@ -107,6 +115,8 @@ class GpuProgram:
                 if launch.kernel.pointer_align:
                     cuda.require_aligned(kernel.name, params, launch.kernel.pointer_align)
                 total = shared + launch.kernel.dynamic_shared_bytes
+                for position, name, nbytes in launch.constants:  # ordered before the launch
+                    cuda.copy_to_global(launch.kernel.ptx, name, params[position][0], nbytes)
                 cuda.launch(kernel, grid, block, params, total)
             except LoopoptError as e:
                 shape = f"grid {'x'.join(map(str, grid))}, block {'x'.join(map(str, block))}"
@@ -148,6 +158,7 @@ def build_kernels(module: ModuleOp, arch: str) -> dict[tuple[str, str], KernelIn
                 align = op.attributes.get(POINTER_ALIGN_ATTR)
                 align_bytes = align.value.data if isinstance(align, IntegerAttr) else 0
                 info = KernelInfo(ptx, op.sym_name.data, inputs, dynamic_bytes, align_bytes)
+                info.constant_args = _constant_args(op.attributes.get(CONSTANT_ARGS_ATTR))
                 kernels[(gmod.sym_name.data, op.sym_name.data)] = info
         gmod.detach()
     module.attributes.pop("gpu.container_module", None)
@@ -222,12 +233,37 @@ def _lower_launch(program: GpuProgram, launch: gpu.LaunchFuncOp, symbol: str) ->
     sizes += [launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ]
     args = [*sizes, shared, *operands]
     argtypes = [ct for value in args for ct in _ctypes(value.type, launch)]
-    record = _Launch(kernel, argtypes[7:])
+    record = _Launch(kernel, argtypes[7:], _constant_params(kernel, operands, launch))
     llvm.add_symbol(symbol, ctypes.cast(program.callback(record, argtypes), ctypes.c_void_p).value)
     module = launch.get_toplevel_object()
     assert isinstance(module, ModuleOp)
     module.body.block.add_op(func.FuncOp.external(symbol, [v.type for v in args], []))
     Rewriter.replace_op(launch, [*ops, func.CallOp(symbol, args, [])], [])
+
+
+def _constant_args(attr: Attribute | None) -> dict[int, str]:
+    """A kernel's `loopopt.constant_args` ({"<argument index>" = "<global>"}) as a dict."""
+    if not isinstance(attr, DictionaryAttr):
+        return {}
+    return {int(k): v.data for k, v in attr.data.items() if isinstance(v, StringAttr)}
+
+
+def _constant_params(
+    kernel: KernelInfo, operands: list[SSAValue], launch: gpu.LaunchFuncOp
+) -> list[tuple[int, str, int]]:
+    """(parameter position, global, bytes) of each argument the launch copies into constant
+    memory (positions count the dynamic sizes that memrefs before it pass)."""
+    found: list[tuple[int, str, int]] = []
+    for index, name in sorted(kernel.constant_args.items()):
+        t = operands[index].type
+        if not isinstance(t, MemRefType) or any(size < 0 for size in t.get_shape()):
+            raise LoopoptError(f"@{kernel.name}: argument {index} is no static array", op=launch)
+        position = sum(len(_ctypes(v.type, launch)) for v in operands[:index])
+        count = 1
+        for size in t.get_shape():
+            count *= size
+        found.append((position, name, count * element_bytes(t.element_type, launch)))
+    return found
 
 
 def _ctypes(t: Attribute, op: Operation | None) -> list[type[Any]]:

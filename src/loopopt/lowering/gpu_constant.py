@@ -1,0 +1,101 @@
+"""Constant-memory (address space 4) arrays of GPU kernels: globals the host fills before launch.
+
+Before:  memref.global "public" @__const_k_F : memref<8x8xf32, 4> = uninitialized  (in gpu.module)
+         %F_const = memref.get_global @__const_k_F : memref<8x8xf32, 4>            (in kernel @k)
+After:   llvm.mlir.global external @__const_k_F(dense<0.0> : tensor<64xf32>) {addr_space = 4 : i32}
+             : !llvm.array<64 x f32>
+         %0 = llvm.mlir.addressof @__const_k_F : !llvm.ptr<4>
+
+The global is a zero-initialized definition with external linkage and not `constant` in LLVM's
+sense: LLVM may not fold its loads (the runtime writes it: `cuModuleGetGlobal` +
+`cuMemcpyDtoDAsync` before each launch, runtime/host.py), and NVPTX emits a `.visible .const`
+array. The pointer stays in address space 4 through the GEPs (memref_to_llvm keeps the operand's
+pointer type), so loads become `ld.const`, which ptxas folds into instructions as `c[0x3][...]`
+operands when the offset is constant. `loopopt.constant_args` on the kernel records which
+argument fills which global (gpu-constant-memory, loops/constant_memory.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm, memref
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
+from loopopt.lowering.llvm_common import LoweringState, MemrefInfo, convert_scalar_type
+
+CONSTANT_SPACE = 4
+CONSTANT_BANK_BYTES = 64 * 1024
+"""Bytes of constant memory the globals of one module (PTX `.const`) may have."""
+CONSTANT_ARGS_ATTR = "loopopt.constant_args"
+"""On a kernel: {"<argument index>" = "<global name>"}: copy the argument into the global
+before each launch."""
+
+
+def is_constant_space(t: Attribute) -> bool:
+    """Is `t` a memref in constant memory (memory space 4)?"""
+    if not isinstance(t, MemRefType):
+        return False
+    space = t.memory_space
+    return isinstance(space, IntegerAttr) and space.value.data == CONSTANT_SPACE
+
+
+def lower_constant_globals(gmod: gpu.ModuleOp) -> None:
+    """Replace each memref.global in constant memory of `gmod` by its llvm.mlir.global."""
+    for op in list(gmod.body.block.ops):
+        if not isinstance(op, memref.GlobalOp) or not is_constant_space(op.type):
+            continue
+        if not isinstance(op.initial_value, UnitAttr):
+            raise LoopoptError("a constant-memory global takes no initial value", op=op)
+        t = op.type
+        count = 1
+        for size in t.get_shape():
+            count *= size
+        element = convert_scalar_type(t.element_type, op)
+        zero = [0] * count if isinstance(element, IntegerType) else [0.0] * count
+        value = DenseIntOrFPElementsAttr.from_list(TensorType(element, [count]), zero)
+        new = llvm.GlobalOp(
+            llvm.LLVMArrayType(count, element),
+            op.sym_name.data,
+            "weak",
+            addr_space=CONSTANT_SPACE,
+            value=value,
+        )
+        new.location = op.location
+        gmod.body.block.insert_op_before(new, op)
+        op.detach()
+        op.erase()
+
+
+@dataclass
+class GetGlobalLowering(RewritePattern):
+    """memref.get_global of a constant-memory global → its `ptr addrspace(4)` (others are left
+    alone: the host lowering has no globals)."""
+
+    state: LoweringState
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.GetGlobalOp, rewriter: PatternRewriter, /) -> None:
+        t = op.memref.type
+        if not is_constant_space(t):
+            return
+        assert isinstance(t, MemRefType)
+        pointer = llvm.LLVMPointerType(IntAttr(CONSTANT_SPACE))
+        address = llvm.AddressOfOp(op.name_.root_reference, pointer)
+        # A no-op cast to the opaque `ptr addrspace(4)`: llvmlite types the global's address by
+        # its array type.
+        opaque = llvm.BitcastOp(address.result, pointer)
+        rewriter.replace(op, [address, opaque], [opaque.result])
+        self.state.memrefs[opaque.result] = MemrefInfo(t, {})
