@@ -57,3 +57,26 @@ def test_sgemm_cp_async_rings(
     kern(a, b, c)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-5
+
+
+@pytest.mark.parametrize(
+    ("schedule", "sizes"),
+    [(schedules.CONV2D_8X8, (32, 256, 8, 8)), (schedules.CONV2D_3X3, (64, 96, 3, 3))],
+)
+def test_conv2d_filter_in_constant_memory(
+    schedule: str, sizes: tuple[int, int, int, int], rng: np.random.Generator
+) -> None:
+    """The conv2d schedules + gpu-constant-memory{arrays=F}: the filter is copied into the
+    module's constant global before each launch, so a second call with another filter (same
+    compiled kernel) uses the new one."""
+    pipeline = f"{schedule},gpu-constant-memory{{arrays=F}}"
+    text = workloads.conv_mlir(sizes)
+    kern = loopopt.compile(text, workloads.CONV2D.func, pipeline=pipeline, target="gpu")
+    image_shape, filt_shape, out_shape = workloads.conv_shapes(sizes)
+    image = rng.standard_normal(image_shape).astype(np.float32)
+    for _ in range(2):
+        filt = rng.standard_normal(filt_shape).astype(np.float32)
+        out = np.zeros(out_shape, np.float32)
+        kern(image, filt, out)
+        ref = workloads.conv_reference([image.astype(np.float64), filt.astype(np.float64)])
+        assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-5

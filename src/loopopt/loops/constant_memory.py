@@ -73,7 +73,7 @@ def check_constant_candidate(kernel: gpu.FuncOp, arg: BlockArgument) -> int:
     for use in arg.uses:
         user = use.operation
         if isinstance(user, _STORES) and user.memref is arg:
-            raise LoopoptError(f"{where} writes %{name}; only read-only arrays can be", op=user)
+            raise LoopoptError(f"{where} writes %{name}; constant memory is read-only", op=user)
         if not isinstance(user, _LOADS) or user.memref is not arg:
             raise LoopoptError(f"{where} uses %{name} in '{user.name}', not only in loads", op=user)
     count = 1
@@ -126,7 +126,8 @@ def move_to_constant_memory(kernel: gpu.FuncOp, arg: BlockArgument) -> memref.Gl
         str(k): StringAttr(v) for k, v in constant_args(kernel).items()
     }
     recorded[str(arg.index)] = StringAttr(name)
-    kernel.attributes[CONSTANT_ARGS_ATTR] = DictionaryAttr(recorded)
+    ordered = dict(sorted(recorded.items(), key=lambda item: int(item[0])))
+    kernel.attributes[CONSTANT_ARGS_ATTR] = DictionaryAttr(ordered)
     return global_op
 
 

@@ -91,7 +91,11 @@ class GpuConstantMemoryPass(LoopoptPass):
                 taken = True
                 if arg.index in constant_args(kernel) or not arg.uses:
                     continue  # moved already, or never read
-                chosen.append((kernel, arg, check_constant_candidate(kernel, arg)))
+                try:
+                    size = check_constant_candidate(kernel, arg)
+                except LoopoptError as e:
+                    raise LoopoptError(f"{self.name}: {e.message}", location=e.location) from None
+                chosen.append((kernel, arg, size))
             if not taken:
                 raise LoopoptError(
                     f"{self.name}: no kernel takes an array named '{name}' "
