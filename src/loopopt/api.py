@@ -27,7 +27,7 @@ from loopopt.dialects import gpu_ext as gpu
 from loopopt.universe import all_passes
 
 Target = Literal["gpu", "cpu", "auto"]
-GPU_PASSES = ("gpu-map-loops", "loopopt-lower-gpu-to-nvvm")
+GPU_PASSES = ("gpu-map-loops", "gpu-constant-memory", "loopopt-lower-gpu-to-nvvm")
 """Passes after which a module no longer runs on the CPU."""
 
 
