@@ -43,12 +43,10 @@ def test_sgemm_schedules(m: int, n: int, k: int, pipeline: str, rng: np.random.G
 def test_sgemm_cp_async_rings(
     stages: int, m: int, n: int, k: int, rng: np.random.Generator
 ) -> None:
-    """The SGEMM schedule with its copies as cp.async into rings of 2-4 shared tiles (sm_80+;
-    4 stages: dynamic shared memory) in place of the register double buffer."""
-    pipeline = schedules.SGEMM.replace(
-        "pipeline-copies{loop=k_t}", f"pipeline-copies{{loop=k_t stages={stages} async}}"
-    )
-    assert "async" in pipeline
+    """The SGEMM recipe with its copies as cp.async into rings of 2-4 shared tiles (sm_80+;
+    4 stages of 64x128x16: dynamic shared memory) in place of the register double buffer."""
+    pipeline = schedules.sgemm(64, 128, 16, 8, 4, copy_vector=4, stages=stages)
+    assert f"pipeline-copies{{loop=k_t stages={stages} async}}" in pipeline
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     c = np.zeros((m, n), np.float32)
