@@ -310,3 +310,15 @@ def test_blocks_of_half_an_sm_drain_slowly() -> None:
     half = predict(jacobi, recipes.stencil(jacobi, 8, 256, 4), H200)
     assert big.blocks_per_sm == 2 and half.blocks_per_sm == 4
     assert half.time_us < big.time_us
+
+
+def test_constant_weights_pay_for_large_filters() -> None:
+    """H200, conv2d 4096² (scratch runs of 2026-11-21): the filter in constant memory takes
+    16x16 from 0.295 to 0.253 ms (its loads leave the L1) and 3x3 from 0.061 to 0.072 ms (the
+    copy before each launch)."""
+    big, small = summary_of("conv2d-4096-16x16"), summary_of("conv2d-4096-3x3")
+    for summary, tiles, faster in ((big, (16, 64, 8), True), (small, (32, 32, 4), False)):
+        plain = predict(summary, recipes.conv(summary, *tiles), H200)
+        constant = predict(summary, recipes.conv(summary, *tiles, constant=True), H200)
+        assert (constant.time_us < plain.time_us) == faster
+        assert constant.loads_per_fma < plain.loads_per_fma

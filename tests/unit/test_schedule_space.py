@@ -260,6 +260,18 @@ def test_benchmark_spaces(
     assert {s.recipe for s in found} == {kind}
 
 
+def test_conv_weights_in_constant_memory() -> None:
+    """constant=True: gpu-constant-memory for the filter (the read-only array only filter loops
+    index) after the unrolls; the space offers every conv tile both ways."""
+    conv = _of(workloads.CONV2D, (4096, 4096, 16, 16))
+    s = recipes.conv(conv, 16, 64, 8, constant=True)
+    assert s.pipeline.endswith(",gpu-constant-memory{arrays=F}") and s.constant
+    assert s.key() == "conv by=16 bx=64 rows=8 constant=1"
+    assert s.pipeline.startswith(recipes.conv(conv, 16, 64, 8).pipeline)
+    found = candidates(conv, SM90)
+    assert sum(c.constant for c in found) * 2 == len(found)
+
+
 def test_matmul_cp_async_ring() -> None:
     """stages=3: pipeline-copies{stages=3 async} instead of the register double buffer, A
     not transposed (16-byte cp.async moves rows as they are); the space offers rings only

@@ -98,6 +98,10 @@ BLOCK_DRAIN = 0.1
 fewer loads, a loss of BLOCK_DRAIN / (2 k) of the memory system's rate with k blocks resident
 (jacobi-2d 8192² on the H200: blocks of 1024 threads, 2 per SM, 0.169-0.172 ms; of 512 and
 256 threads 0.156-0.159 ms; fitted on two model-quality runs)."""
+CONSTANT_COPY_US = 5.0
+"""The copy of constant-memory arrays before each launch (a device-to-device memcpy on the
+launch's stream: conv2d 4096² 5x5 and 8x8 on the H200 take 5 us longer with the filter in
+constant memory; 16x16 saves 42 us of 295 in fewer L1 requests)."""
 BLOCK_DISPATCH_CYCLES = 160
 """An SM takes in a new block at most every 160 cycles (jacobi-2d 8192² on the H200 with 2 M
 blocks of 32 threads: 1.27 ms, 160 cycles per block per SM, whatever the block's size)."""
@@ -195,7 +199,8 @@ def predict(summary: NestSummary, schedule: Schedule, device: Device) -> Predict
     memory_us = soft_max(l2_us, dram_us) * (1 + BLOCK_DRAIN / (2 * resident))
     busy_us = soft_max(sm_us, memory_us, softness=MEMORY_SOFTNESS)
     run_us = soft_max(busy_us, dispatch_us, softness=DISPATCH_SOFTNESS)
-    time_us = launches * (run_us + device.launch_us)
+    copy_us = CONSTANT_COPY_US if schedule.constant else 0.0
+    time_us = launches * (run_us + device.launch_us + copy_us)
     bound = max(terms, key=lambda name: terms[name])
     if device.launch_us > terms[bound]:
         bound = "launch"

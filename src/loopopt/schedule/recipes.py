@@ -168,7 +168,7 @@ def matmul(
     )
 
 
-def conv(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
+def conv(summary: NestSummary, by: int, bx: int, rows: int, constant: bool = False) -> Schedule:
     """out[o..] += image[o.. + f..] * filt[f..], 2-D or 3-D. 2-D: a by x bx output tile per
     block, `rows` consecutive outputs of a column per thread (threads bx x by/rows, the
     output's last loop on x), the filter loops and the rows unrolled: each image element a
@@ -176,7 +176,9 @@ def conv(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
     one output plane per grid z, a by x bx tile of the other two; the first filter loop stays
     a loop, the other taps and the rows are unrolled inside it, and the outputs stay in
     registers across it (scalar-replace). `by` must divide the rows loop's trip count and
-    `rows` divide `by` (full unrolls)."""
+    `rows` divide `by` (full unrolls). `constant`: the weights (filt) in constant memory
+    (gpu-constant-memory): their loads, at the same constant offsets in every thread, leave
+    the load/store unit; the array is copied in before each launch."""
     r = conv_roles(summary)
     if r is None:
         raise LoopoptError(f"conv recipe: @{summary.func} is not out[o] += image[o + f] * ...")
@@ -204,9 +206,13 @@ def conv(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
             f"scalar-replace{{loop={f0}}}",
         ]
         unrolled, registers = (f2, f1, y), (r.out,)
+    weights = ",".join(r.weights)
+    if constant and weights:
+        steps.append(f"gpu-constant-memory{{arrays={weights}}}")
+    constant = constant and bool(weights)
     return Schedule(
         recipe="conv",
-        params=(("by", by), ("bx", bx), ("rows", rows)),
+        params=(("by", by), ("bx", bx), ("rows", rows)) + (("constant", 1),) * constant,
         pipeline=",".join([*reorder(summary, order), *steps]),
         block_tile=((y, by), (x, bx)),
         thread_tile=((y, rows),),
@@ -214,6 +220,7 @@ def conv(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
         x_loop=x,
         unrolled=unrolled,
         registers=registers,
+        extra=(("constant_weights", 1),) if constant else (),
     )
 
 

@@ -152,6 +152,8 @@ def _conv(summary: NestSummary) -> Iterable[Schedule]:
             for rows in (1, 2, 4, 8, 16):
                 if rows <= by:
                     yield recipes.conv(summary, by, bx, rows)
+                    if r.weights:
+                        yield recipes.conv(summary, by, bx, rows, constant=True)
 
 
 def _stencil(summary: NestSummary) -> Iterable[Schedule]:

@@ -130,6 +130,11 @@ class Schedule:
         return dict(self.params)[name]
 
     @property
+    def constant(self) -> bool:
+        """The weights are in constant memory (gpu-constant-memory): `constant_arrays` in extra."""
+        return bool(dict(self.extra).get("constant_weights", 0))
+
+    @property
     def stages(self) -> int:
         """Shared buffers of a cp.async ring (pipeline-copies{stages=N async}); 1: none."""
         return max(1, dict(self.extra).get("stages", 1))
