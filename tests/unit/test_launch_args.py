@@ -1,13 +1,17 @@
 """Launch arguments: one device array passed twice is refused (kernel pointers are noalias),
-and so is a misaligned array where the kernel asked for aligned ones (vector copies)."""
+and so is a misaligned array where the kernel asked for aligned ones (vector copies); loading
+a kernel reads its resources and warns of spills."""
 
 from __future__ import annotations
 
 import ctypes
+import types
+import warnings
 
 import pytest
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.runtime import cuda
 from loopopt.runtime.cuda import require_aligned, require_distinct_arrays
 
 
@@ -37,3 +41,34 @@ def test_aligned_arrays_pass_and_sizes_are_not_pointers() -> None:
 def test_a_misaligned_array_is_refused() -> None:
     with pytest.raises(LoopoptError, match=r"kernel k0: argument 1 is not 16-byte aligned"):
         require_aligned("k0", [(4096, ctypes.c_void_p), (4100, ctypes.c_void_p)], 16)
+
+
+def test_loading_a_kernel_reads_its_registers_and_warns_of_spills(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """get_kernel asks the driver for the kernel's registers and local memory; more than
+    SPILL_WARNING_BYTES of local memory per thread is a SpillWarning naming what to change."""
+    attributes = types.SimpleNamespace(
+        CU_FUNC_ATTRIBUTE_NUM_REGS="regs", CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES="local"
+    )
+    values = {"regs": 40, "local": 6240}
+    driver = types.SimpleNamespace(CUfunction_attribute=attributes)
+    calls = {
+        "cuModuleGetFunction": lambda module, name: f"fn:{name.decode()}",
+        "cuFuncGetAttribute": lambda attribute, function: values[attribute],
+    }
+    monkeypatch.setattr(cuda, "_driver", lambda: driver)
+    monkeypatch.setattr(cuda, "load_ptx", lambda ptx: "module")
+    monkeypatch.setattr(cuda, "call", lambda name, *args: calls[name](*args))
+    monkeypatch.setattr(cuda, "_KERNELS", {})
+    with pytest.warns(
+        cuda.SpillWarning,
+        match=r"kernel k0: 40 registers and 6240 bytes .*"
+        r"max-registers=cap",
+    ):
+        kernel = cuda.get_kernel("ptx", "k0")
+    assert (kernel.registers, kernel.local_bytes, kernel.function) == (40, 6240, "fn:k0")
+    values["local"] = cuda.SPILL_WARNING_BYTES
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cuda.get_kernel("ptx", "k1").local_bytes == cuda.SPILL_WARNING_BYTES

@@ -19,6 +19,7 @@ import contextlib
 import ctypes
 import statistics
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,6 +142,10 @@ class Kernel:
     name: str
     function: Any
     shared_opt_in: int = STATIC_SHARED_LIMIT
+    registers: int = 0
+    """Registers per thread the driver's compiler allocated."""
+    local_bytes: int = 0
+    """Local memory per thread: spilled registers (and local arrays)."""
 
 
 _MODULES: dict[str, Any] = {}
@@ -163,7 +168,16 @@ def get_kernel(ptx: str, name: str) -> Kernel:
     kernel = _KERNELS.get((ptx, name))
     if kernel is None:
         function = call("cuModuleGetFunction", load_ptx(ptx), name.encode())
-        kernel = Kernel(name, function)
+        attribute = _driver().CUfunction_attribute
+        registers, local = (
+            int(call("cuFuncGetAttribute", a, function))
+            for a in (
+                attribute.CU_FUNC_ATTRIBUTE_NUM_REGS,
+                attribute.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            )
+        )
+        kernel = Kernel(name, function, registers=registers, local_bytes=local)
+        warn_spills(kernel)
         _KERNELS[(ptx, name)] = kernel
     return kernel
 
@@ -190,6 +204,30 @@ def copy_to_global(ptx: str, name: str, source: int | float | None, nbytes: int)
     if size != nbytes or not source:
         raise LoopoptError(f"cannot copy {nbytes} bytes into {name} ({size} bytes)")
     call("cuMemcpyDtoDAsync", address, int(source), nbytes, _driver().CUstream(0))
+
+
+SPILL_WARNING_BYTES = 256
+"""Local memory per thread above which loading a kernel warns (its registers spilled)."""
+
+
+class SpillWarning(UserWarning):
+    """A kernel keeps part of its registers in local memory."""
+
+
+def warn_spills(kernel: Kernel) -> None:
+    """Warn, once per kernel load, when the compiled kernel spills more than
+    SPILL_WARNING_BYTES per thread: what it has and what to change."""
+    if kernel.local_bytes <= SPILL_WARNING_BYTES:
+        return
+    warnings.warn(
+        SpillWarning(
+            f"kernel {kernel.name}: {kernel.registers} registers and {kernel.local_bytes} bytes "
+            "of local memory per thread (spilled registers); use a smaller register tile or "
+            "fewer threads per block, or gpu-map-loops{max-registers=cap} when ptxas chose "
+            "fewer registers than the block allows"
+        ),
+        stacklevel=3,
+    )
 
 
 Param = tuple[int | float | None, type[Any]]
