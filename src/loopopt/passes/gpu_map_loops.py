@@ -189,7 +189,9 @@ def max_registers(options: GpuMapLoopsPass, threads: int, fn: func.FuncOp) -> in
     if value == "cap":
         return cap
     if not isinstance(value, int):
-        raise LoopoptError(f"gpu-map-loops: max-registers must be a number or cap, not '{value}'")
+        raise LoopoptError(
+            f"gpu-map-loops: max-registers must be a number or cap, not '{value}'", op=fn
+        )
     if value and not 16 <= value <= cap:
         raise LoopoptError(
             f"gpu-map-loops: max-registers={value} is outside 16..{cap} (the most that blocks of "

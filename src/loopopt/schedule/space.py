@@ -5,14 +5,17 @@
     for schedule in candidates(s, DEVICES["sm_90"]):
         ...                          # deterministic order, no two with the same pipeline
 
-The class comes from the access structure (schedule/recipes.py's role finders, never names):
+The class comes from the access structure (schedule/roles.py, never names):
 matmul (C[i, j] += A[i, k] * B[k, j], any order of A's and B's dimensions), conv (2-D or 3-D
 out[o] += image[o + f] * ...), stencil (a 2-D parallel band reading one array at several
 offsets), map (anything with a parallel loop). Each class enumerates its recipe's parameters:
 
     matmul   bm, bn ∈ {32..256}, bk ∈ {8, 16, 32}, tm, tn ∈ {1, 2, 4, 8}, pipelined on/off,
-             copies 1 or 4 elements at a time (gpu-map-loops{copy-vector})
-    conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread)
+             copies 1 or 4 elements at a time (gpu-map-loops{copy-vector}), and with 4: a
+             3-stage cp.async ring instead (pipeline-copies{stages=3 async}) where k has
+             at least 3 steps
+    conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread), the weights
+             in global or in constant memory (gpu-constant-memory)
     stencil  by ∈ {1..256}, bx ∈ {16..256}, rows ∈ {1..16}
     map      block shapes over the 1-3 mapped loops, unroll ∈ {1, 2, 4, 8} of the inner loop
 
