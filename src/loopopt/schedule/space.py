@@ -14,8 +14,8 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
              copies 1 or 4 elements at a time (gpu-map-loops{copy-vector}), and with 4: a
              3-stage cp.async ring instead (pipeline-copies{stages=3 async}) where k has
              at least 3 steps
-    conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread), the weights
-             in global or in constant memory (gpu-constant-memory)
+    conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread); 2-D: the
+             weights in global or in constant memory (gpu-constant-memory)
     stencil  by ∈ {1..256}, bx ∈ {16..256}, rows ∈ {1..16}
     map      block shapes over the 1-3 mapped loops, unroll ∈ {1, 2, 4, 8} of the inner loop
 
@@ -155,7 +155,8 @@ def _conv(summary: NestSummary) -> Iterable[Schedule]:
             for rows in (1, 2, 4, 8, 16):
                 if rows <= by:
                     yield recipes.conv(summary, by, bx, rows)
-                    if r.weights:
+                    if r.weights and len(r.outs) == 2:  # every filter loop unrolled: the
+                        # weights' offsets are constants ptxas folds into the FMAs
                         yield recipes.conv(summary, by, bx, rows, constant=True)
 
 
