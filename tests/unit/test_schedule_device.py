@@ -1,6 +1,6 @@
-"""schedule/device.py and schedule/resources.py: the device tables, the GPU read from the
-driver, and what a schedule asks of an SM (shared memory, registers, occupancy, misfits), on
-hand-built nests and schedules."""
+"""schedule/device.py, resources.py, registers.py and occupancy.py: the device tables, the
+GPU read from the driver, and what a schedule asks of an SM (shared memory, registers,
+occupancy, misfits), on hand-built nests and schedules."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.schedule import resources
+from loopopt.schedule import occupancy, registers, resources
 from loopopt.schedule.device import DEVICES, current_device, device_for
 from loopopt.schedule.types import Access, Loop, NestSummary, Schedule
 
@@ -146,45 +146,45 @@ def test_shared_box_has_halos() -> None:
 
 
 def test_register_estimate_parts() -> None:
-    parts = resources.register_parts(matmul(4096), tiled(128, 64, 16, 8, 4))
+    parts = registers.register_parts(matmul(4096), tiled(128, 64, 16, 8, 4))
     assert parts.accumulators == 32  # the 8 x 4 tile of C
     # A column and B row of one k, and of one more k per 256 FMAs of the step (512 here)
-    assert parts.fragments == (8 + 4) * 16 * 32 // resources.HOIST_FMAS
-    shallow = resources.register_parts(matmul(4096), tiled(128, 64, 8, 8, 4))
+    assert parts.fragments == (8 + 4) * 16 * 32 // registers.HOIST_FMAS
+    shallow = registers.register_parts(matmul(4096), tiled(128, 64, 8, 8, 4))
     assert shallow.fragments == 8 + 4
     # 12 floats copied per thread and step, each load in flight with its value and addresses
-    assert parts.copies == (128 * 16 + 16 * 64) // 256 * (1 + resources.COPY_ADDRESS_REGISTERS)
+    assert parts.copies == (128 * 16 + 16 * 64) // 256 * (1 + registers.COPY_ADDRESS_REGISTERS)
     assert parts.total == 32 + 24 + 48 + parts.overhead  # pipelined: copies live in the compute
     assert parts.required == 32 + 48 + parts.overhead
-    assert resources.registers(matmul(4096), tiled(128, 128, 8, 8, 8)) > parts.total
+    assert registers.registers(matmul(4096), tiled(128, 128, 8, 8, 8)) > parts.total
     # not pipelined: copies and fragments take turns
     plain = replace(tiled(128, 64, 16, 8, 4), pipelined=False)
-    assert resources.registers(matmul(4096), plain) == 32 + 48 + parts.overhead
+    assert registers.registers(matmul(4096), plain) == 32 + 48 + parts.overhead
 
 
 def test_vector_copies_need_fewer_address_registers() -> None:
     # copy-vector=4: 12 floats per thread in 3 128-bit loads, 3 addresses instead of 12
     vector = replace(tiled(128, 64, 16, 8, 4), extra=(("copy_vector", 4),))
-    assert resources.register_parts(matmul(4096), vector).copies == 12 + 3 * 3
+    assert registers.register_parts(matmul(4096), vector).copies == 12 + 3 * 3
     # a box whose rows the width does not divide is copied one element at a time
-    assert resources.copy_width(vector, [16, 6]) == 1 and resources.copy_width(vector, [6, 16]) == 4
+    assert registers.copy_width(vector, [16, 6]) == 1 and registers.copy_width(vector, [6, 16]) == 4
 
 
 def test_spilled_registers_follow_the_uncertain_estimate() -> None:
     mm = matmul(4096)
     s = tiled(128, 64, 16, 8, 4)  # ~112 registers
-    need = resources.registers(mm, s)
-    assert resources.spilled_registers(mm, s, H100) == 0.0  # far below 255
+    need = registers.registers(mm, s)
+    assert registers.spilled_registers(mm, s, H100) == 0.0  # far below 255
     # 512 threads cap a thread at 128: within the estimate's ±15%, some spill is expected
     crowded = replace(s, min_blocks=2)
-    cap = resources.register_cap(crowded, H100)
+    cap = registers.register_cap(crowded, H100)
     assert cap == 128 and need < cap
-    high = need * (1 + resources.REGISTER_ERROR)
-    expected = (high - cap) ** 2 / (2 * need * 2 * resources.REGISTER_ERROR)
-    assert resources.spilled_registers(mm, crowded, H100) == pytest.approx(expected)
+    high = need * (1 + registers.REGISTER_ERROR)
+    expected = (high - cap) ** 2 / (2 * need * 2 * registers.REGISTER_ERROR)
+    assert registers.spilled_registers(mm, crowded, H100) == pytest.approx(expected)
     # 1024 threads: 64 registers, the whole excess spills
     packed = replace(crowded, min_blocks=4)
-    assert resources.spilled_registers(mm, packed, H100) == need - 64
+    assert registers.spilled_registers(mm, packed, H100) == need - 64
 
 
 def stencil5(n: int) -> NestSummary:
@@ -206,18 +206,18 @@ def test_streamed_bodies_keep_one_row_live() -> None:
     # row and the next are in flight (ptxas -v on jacobi-2d: 32 registers for 1 to 16 rows)
     rows = Schedule("stencil", (), "", (("i", 64), ("j", 64)), (("i", 16),), (64, 4, 1), "j")
     rows = replace(rows, unrolled=("i",))
-    parts = resources.register_parts(stencil5(4096), rows)
+    parts = registers.register_parts(stencil5(4096), rows)
     assert parts.accumulators == 1
     assert parts.fragments == 2 * 5  # a row's 5 loads, and the next row's
     assert parts.total <= 32
     # a reduction keeps its outputs: matmul's accumulators stay whatever the order
-    assert resources.register_parts(matmul(4096), tiled(64, 64, 8, 8, 8)).accumulators == 64
+    assert registers.register_parts(matmul(4096), tiled(64, 64, 8, 8, 8)).accumulators == 64
 
 
 def test_occupancy_limited_by_registers() -> None:
-    limits = resources.occupancy_limits(matmul(4096), tiled(128, 128, 8, 8, 8), H100)
+    limits = occupancy.occupancy_limits(matmul(4096), tiled(128, 128, 8, 8, 8), H100)
     assert min(limits, key=limits.__getitem__) == "registers"
-    assert resources.blocks_per_sm(matmul(4096), tiled(128, 128, 8, 8, 8), H100) == min(
+    assert occupancy.blocks_per_sm(matmul(4096), tiled(128, 128, 8, 8, 8), H100) == min(
         limits.values()
     )
 
@@ -227,43 +227,43 @@ def test_occupancy_limited_by_shared_memory() -> None:
     s = mapped((256, 2, 1), block_tile=(("i", 40), ("j", 256)), thread_tile=(("i", 20),))
     s = replace(s, shared=("a",), extra=(("copy_vector", 4),))
     l40s = device_for("sm_89")
-    limits = resources.occupancy_limits(copy2d(4096), s, l40s)
+    limits = occupancy.occupancy_limits(copy2d(4096), s, l40s)
     assert limits["shared memory"] == 102400 // (40960 + 1024) == 2
     assert limits["threads"] == 3 and limits["registers"] >= 2
-    assert resources.blocks_per_sm(copy2d(4096), s, l40s) == 2
+    assert occupancy.blocks_per_sm(copy2d(4096), s, l40s) == 2
 
 
 def test_occupancy_limited_by_threads_and_blocks() -> None:
     big = mapped((256, 3, 1))  # 768 threads: 2 fit in 2048
-    assert resources.occupancy_limits(copy2d(4096), big, H100)["threads"] == 2
-    assert resources.blocks_per_sm(copy2d(4096), big, H100) == 2
+    assert occupancy.occupancy_limits(copy2d(4096), big, H100)["threads"] == 2
+    assert occupancy.blocks_per_sm(copy2d(4096), big, H100) == 2
     one_warp = mapped((32, 1, 1))  # 64 warps would fit; 32 blocks per SM
-    limits = resources.occupancy_limits(copy2d(4096), one_warp, H100)
+    limits = occupancy.occupancy_limits(copy2d(4096), one_warp, H100)
     assert limits["threads"] == 64 and limits["blocks"] == 32
-    assert resources.blocks_per_sm(copy2d(4096), one_warp, H100) == 32
-    assert resources.blocks_per_sm(copy2d(4096), one_warp, device_for("sm_89")) == 24
+    assert occupancy.blocks_per_sm(copy2d(4096), one_warp, H100) == 32
+    assert occupancy.blocks_per_sm(copy2d(4096), one_warp, device_for("sm_89")) == 24
 
 
 def test_misfit_names_the_resource() -> None:
     mm = matmul(4096)
-    assert resources.misfit(mm, tiled(128, 64, 16, 8, 4), H100) is None
-    assert resources.misfit(mm, tiled(256, 256, 128, 8, 8), H100) == (
+    assert occupancy.misfit(mm, tiled(128, 64, 16, 8, 4), H100) is None
+    assert occupancy.misfit(mm, tiled(256, 256, 128, 8, 8), H100) == (
         "256x256x128 block tile needs 260 KB of shared memory, sm_90 allows 227 KB"
     )
-    assert resources.misfit(mm, tiled(256, 256, 64, 8, 8), device_for("sm_89")) == (
+    assert occupancy.misfit(mm, tiled(256, 256, 64, 8, 8), device_for("sm_89")) == (
         "256x256x64 block tile needs 130 KB of shared memory, sm_89 allows 99 KB"
     )
-    assert resources.misfit(copy2d(64), mapped((64, 32, 1)), H100) == (
+    assert occupancy.misfit(copy2d(64), mapped((64, 32, 1)), H100) == (
         "a 64x32x1 block has 2048 threads, sm_90 allows 1024 (and at most 64 along z)"
     )
-    huge = resources.misfit(mm, tiled(256, 256, 8, 16, 16), H100)
+    huge = occupancy.misfit(mm, tiled(256, 256, 8, 16, 16), H100)
     assert huge is not None and huge.startswith("16x16 thread tile needs ~")
     assert huge.endswith("registers per thread, sm_90 allows 255")
-    crowded = resources.misfit(mm, tiled(256, 256, 8, 8, 8), H100)  # 1024 threads x ~85
+    crowded = occupancy.misfit(mm, tiled(256, 256, 8, 8, 8), H100)  # 1024 threads x ~85
     assert crowded is not None and crowded.startswith("1 block(s) of 1024 threads with ~")
     assert crowded.endswith("sm_90 has 64 K per SM (use fewer threads or a smaller thread tile)")
     odd = replace(tiled(128, 64, 16, 8, 4), thread_tile=(("i", 3), ("j", 4)))
-    assert resources.misfit(mm, odd, H100) == (
+    assert occupancy.misfit(mm, odd, H100) == (
         "the block tile 128 of loop i is not a multiple of its thread tile 3"
     )
 

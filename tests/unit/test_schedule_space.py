@@ -23,7 +23,8 @@ from loopopt.dialects import gpu_ext as gpu
 from loopopt.runtime.cpu import run_function
 from loopopt.schedule import recipes
 from loopopt.schedule.device import H100
-from loopopt.schedule.resources import misfit, shared_bytes
+from loopopt.schedule.occupancy import misfit
+from loopopt.schedule.resources import shared_bytes
 from loopopt.schedule.space import candidates, classify, why_none
 from loopopt.schedule.summary import summarize_module
 from loopopt.schedule.types import Device, NestSummary, Schedule

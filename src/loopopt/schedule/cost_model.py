@@ -10,9 +10,9 @@ every warp does the same): the sectors, lines and L1 cycles of its global access
 traffic in whole lines, the phases and bank wavefronts of its shared accesses (a 128-bit load
 takes 4 wavefronts even as a broadcast; a column of an unpadded tile 32), its instructions.
 
-- registers (resources.register_parts: accumulators, live operands, copies in flight with
+- registers (registers.register_parts: accumulators, live operands, copies in flight with
   their addresses) set the occupancy. What exceeds the compiler's cap spills, in expectation
-  over the estimate's ±15% (resources.spilled_registers): values live at every reduction
+  over the estimate's ±15% (registers.spilled_registers): values live at every reduction
   point (accumulators, a pipelined step's copies) are stored and loaded at each point, the
   rest once per step or per reuse (warp.spill_accesses); the spill slots of the resident
   threads stay in L1 when they fit, else they go to L2.
@@ -53,7 +53,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from loopopt.schedule import resources
+from loopopt.schedule import occupancy, registers, resources
 from loopopt.schedule.resources import Mapping, by_array
 from loopopt.schedule.types import Access, Device, NestSummary, Schedule
 from loopopt.schedule.warp import LINE, SECTOR, WarpWork, warp_work
@@ -139,7 +139,7 @@ class Prediction:
     """Load instructions (global + shared) per FMA instruction, per warp."""
     registers: int
     spilled_registers: float
-    """Registers the compiler is expected to spill to local memory (resources.spilled_registers)."""
+    """Registers the compiler is expected to spill to local memory (registers.spilled_registers)."""
     shared_bytes: int
     blocks: int
     blocks_per_sm: int
@@ -152,14 +152,14 @@ def predict(summary: NestSummary, schedule: Schedule, device: Device) -> Predict
     """The predicted time of `schedule` on `device` (see the module docstring)."""
     m = resources.mapping(summary, schedule)
     warps = -(-schedule.threads_per_block // device.warp_size)
-    k = max(1, resources.blocks_per_sm(summary, schedule, device))
-    regs = resources.allocated_registers(summary, schedule, device)
+    k = max(1, occupancy.blocks_per_sm(summary, schedule, device))
+    regs = registers.allocated_registers(summary, schedule, device)
     smem = resources.shared_bytes(summary, schedule)
     l1_bytes = device.smem_per_sm + L1_EXTRA - k * smem
     warp = warp_work(summary, schedule, device, m, l1_bytes / LINE / (k * warps))
     clock = device.clock_ghz * 1e3  # cycles per microsecond
 
-    spilled = resources.spilled_registers(summary, schedule, device)
+    spilled = registers.spilled_registers(summary, schedule, device)
     # each spill slot written once and read once on average: its 4 bytes for every thread
     slots = warp.spills / warp.runs / 2 * 4 * k * schedule.threads_per_block
     local_in_l1 = slots <= l1_bytes

@@ -24,7 +24,7 @@ unroll are offered (and, pipelined, a block's threads must divide each copy); wh
 the space falls back to guarded matmul tiles (no pipelining, scalar copies, register tiles
 up to 4 x 4: they unroll with remainders), or to the map recipe. Tiles far larger than a
 loop (twice its trip count or more) are left out. Last, what does not fit the device goes
-(schedule/resources.misfit: threads, shared memory, registers, occupancy), and so do blocks of
+(schedule/occupancy.misfit: threads, shared memory, registers, occupancy), and so do blocks of
 fewer than 32 threads (a partial warp). An empty space (no parallel loop, nothing fits) is an
 empty list; `why_none` gives the reason.
 """
@@ -35,7 +35,7 @@ import itertools
 from collections.abc import Callable, Iterable, Sequence
 
 from loopopt.schedule import recipes
-from loopopt.schedule.resources import misfit
+from loopopt.schedule.occupancy import misfit
 from loopopt.schedule.roles import conv_roles, map_roles, matmul_roles, stencil_roles
 from loopopt.schedule.types import Device, NestSummary, Schedule
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loopopt.schedule import resources
+from loopopt.schedule import registers, resources
 from loopopt.schedule.resources import Mapping, addresses, by_array
 from loopopt.schedule.types import Access, Device, NestSummary, Schedule
 
@@ -232,13 +232,13 @@ def spill_accesses(
     its compute (stored once and loaded once per step), then operands, each reloaded at every
     use in the unrolled body (the mean uses per distinct element read), then accumulators and
     the rest (a load and a store at each reduction point)."""
-    parts = resources.register_parts(summary, schedule)
-    spilled = resources.spilled_registers(summary, schedule, device)
+    parts = registers.register_parts(summary, schedule)
+    spilled = registers.spilled_registers(summary, schedule, device)
     if spilled <= 0:
         return 0.0
     m = resources.mapping(summary, schedule)
     reduction = math.prod(r for n, r in body.items() if not summary.loop(n).parallel)
-    hot = resources.spilled_registers(summary, schedule, device, required=True)
+    hot = registers.spilled_registers(summary, schedule, device, required=True)
     total = 2 * hot * reduction
     spilled -= hot
     runs_per_step = math.prod(m.thread[n] for n in sequential(summary, schedule, m))
@@ -328,7 +328,7 @@ def _staged(
 ) -> None:
     """A shared-memory array: copied in (and out, if written) once per step, element l of
     the box (array order) by thread l mod T, or with a copy width V (gpu-map-loops{copy-vector},
-    resources.copy_width) V consecutive elements (l·V + v) per thread, one 128-bit global
+    registers.copy_width) V consecutive elements (l·V + v) per thread, one 128-bit global
     access where the rows stay aligned; read and written in the buffer by every run."""
     names = [loop.name for loop in summary.loops]
     elem = accesses[0].elem_bytes
@@ -336,7 +336,7 @@ def _staged(
     extents = resources.box(accesses, names, m.block)
     threads = schedule.threads_per_block
     source = resources.array_layout(accesses[0], summary).pitch
-    width = resources.copy_width(schedule, extents)
+    width = registers.copy_width(schedule, extents)
     groups = math.prod(extents) // width
     rounds = m.steps * -(-groups // threads)
     lanes_count = min(device.warp_size, threads, groups)
