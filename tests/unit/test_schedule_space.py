@@ -270,7 +270,7 @@ def test_conv_weights_in_constant_memory() -> None:
     assert s.key() == "conv by=16 bx=64 rows=8 constant=1"
     assert s.pipeline.startswith(recipes.conv(conv, 16, 64, 8).pipeline)
     found = candidates(conv, SM90)
-    assert sum(c.constant for c in found) * 2 == len(found)
+    assert sum(bool(c.constant) for c in found) * 2 == len(found)
     # 3-D: the first filter loop stays a loop, the weights' offsets are not constants
     assert not any(
         c.constant for c in candidates(_of(workloads.CONV3D, (64,) * 3 + (4,) * 3), SM90)

@@ -32,7 +32,7 @@ takes 4 wavefronts even as a broadcast; a column of an unpadded tile 32), its in
   ceil(blocks / SMs) blocks in rounds of k (waves, tail). DRAM latency is the loaded one
   (1 us), and latency-bound time overlaps the memory system's time only in part
   (MEMORY_SOFTNESS: requests queue).
-- constant memory (Schedule.constant: a conv's weights): their loads, uniform at offsets the
+- constant memory (Schedule.constant, e.g. a conv's weights): their loads, uniform at offsets the
   unrolling fixes, cost nothing; each launch first copies them (CONSTANT_COPY_US).
 - dispatch: an SM takes in a new block every BLOCK_DISPATCH_CYCLES, whatever its size; the
   memory system's time grows by BLOCK_DRAIN / (2 × resident blocks) (a block's slots free

@@ -206,13 +206,12 @@ def conv(summary: NestSummary, by: int, bx: int, rows: int, constant: bool = Fal
             f"scalar-replace{{loop={f0}}}",
         ]
         unrolled, registers = (f2, f1, y), (r.out,)
-    weights = ",".join(r.weights)
-    if constant and weights:
-        steps.append(f"gpu-constant-memory{{arrays={weights}}}")
-    constant = constant and bool(weights)
+    in_constant = r.weights if constant else ()
+    if in_constant:
+        steps.append(f"gpu-constant-memory{{arrays={','.join(in_constant)}}}")
     return Schedule(
         recipe="conv",
-        params=(("by", by), ("bx", bx), ("rows", rows)) + (("constant", 1),) * constant,
+        params=(("by", by), ("bx", bx), ("rows", rows)) + (("constant", 1),) * bool(in_constant),
         pipeline=",".join([*reorder(summary, order), *steps]),
         block_tile=((y, by), (x, bx)),
         thread_tile=((y, rows),),
@@ -220,7 +219,7 @@ def conv(summary: NestSummary, by: int, bx: int, rows: int, constant: bool = Fal
         x_loop=x,
         unrolled=unrolled,
         registers=registers,
-        extra=(("constant_weights", 1),) if constant else (),
+        constant=in_constant,
     )
 
 

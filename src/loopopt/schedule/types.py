@@ -120,6 +120,8 @@ class Schedule:
     """Loops fully unrolled inside a thread (their reuse stays in registers)."""
     registers: tuple[str, ...] = ()
     """Arrays whose per-thread tile is held in registers across the reduction (scalar-replace)."""
+    constant: tuple[str, ...] = ()
+    """Read-only arrays the kernel reads from constant memory (gpu-constant-memory)."""
     pipelined: bool = False
     """Copy-in of step t + 1 issued during step t (register double buffering)."""
     min_blocks: int = 0
@@ -128,11 +130,6 @@ class Schedule:
 
     def param(self, name: str) -> int:
         return dict(self.params)[name]
-
-    @property
-    def constant(self) -> bool:
-        """The weights are in constant memory (gpu-constant-memory): `constant_arrays` in extra."""
-        return bool(dict(self.extra).get("constant_weights", 0))
 
     @property
     def stages(self) -> int:

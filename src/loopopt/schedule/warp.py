@@ -186,9 +186,8 @@ def warp_work(
     spread = {n for n in names if summary.loop(n).parallel and m.block[n] > m.thread[n]}
     per_run = {n: (m.block[n] // m.thread[n] if n in spread else 1) * body.get(n, 1) for n in names}
     once = {n: m.block[n] for n in names}
-    constant = set(_constant_arrays(summary, schedule))
     for array, accesses in arrays.items():
-        if array in constant:
+        if array in schedule.constant:
             continue  # ld.const at offsets fixed by the unrolling: uniform, folded by ptxas
         if array in schedule.shared:
             _staged(summary, schedule, device, m, accesses, body, runs, warp_lanes, warp)
@@ -210,16 +209,6 @@ def warp_work(
     warp.spills = runs * spill_accesses(summary, schedule, device, body)
     warp.instructions += warp.spills
     return warp
-
-
-def _constant_arrays(summary: NestSummary, schedule: Schedule) -> list[str]:
-    """The arrays gpu-constant-memory serves (a conv's weights when Schedule.constant)."""
-    if not schedule.constant:
-        return []
-    from loopopt.schedule.roles import conv_roles
-
-    r = conv_roles(summary)
-    return list(r.weights) if r is not None else []
 
 
 def spill_accesses(
