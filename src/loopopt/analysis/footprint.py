@@ -20,7 +20,8 @@ box and to the array's bounds, so copy loops never leave either, even where the 
 empty. `copy_out` covers the written elements; when it is larger than them (`copy_out_exact` is
 False), `copy_in` covers the whole box so that unwritten elements are written back unchanged.
 Conditions (affine.if) are ignored: their accesses count as executed, so the footprint is a
-superset, and the written region of a conditional store is never taken as exact.
+superset, and the written region of a conditional store is never taken as exact. The box of
+an array with padded loads (loops/padded_access.py) covers them where they leave the array.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from xdsl.ir.affine.affine_expr import (
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import describe_loop
+from loopopt.loops.padded_access import padded_load
 
 Access = affine.LoadOp | affine.StoreOp
 _DERIVED = ("affine.apply", "affine.min", "affine.max")
@@ -123,7 +125,10 @@ def footprint(loop: affine.ForOp, memref: SSAValue, pass_name: str = "promote") 
     reads = [space.access_set(a) for a in accesses if isinstance(a, affine.LoadOp)]
     writes = [space.access_set(a) for a in accesses if isinstance(a, affine.StoreOp)]
     box = _Box(space, shape)
-    origin, extents = box.fit(space.parse_union(reads + writes), what)
+    # Padded loads (pad-tiles) may leave the array: their elements outside it are in the box
+    # too (the buffer holds zeros there), so the box is fitted to the unclipped accesses.
+    padded = any(_padded(a) for a in accesses)
+    origin, extents = box.fit(space.parse_union(reads + writes, clip=not padded), what)
     copy_in = box.region(space.parse_union(reads)) if reads else None
     copy_out, exact = None, True
     if writes:
@@ -136,6 +141,11 @@ def footprint(loop: affine.ForOp, memref: SSAValue, pass_name: str = "promote") 
         copy_in = box.region(None)
     context = tuple(space.params)
     return Footprint(memref, context, origin, extents, tuple(accesses), copy_in, copy_out, exact)
+
+
+def _padded(access: Access) -> bool:
+    parent = access.parent_op()
+    return parent is not None and padded_load(parent) is access
 
 
 def _inside(loop: affine.ForOp, value: SSAValue) -> bool:
@@ -309,11 +319,11 @@ class _Space:
     def context_domain(self) -> str:
         return " and ".join(["0 = 0", *self.context, *(f"{n} >= 0" for n in self.sizes)])
 
-    def parse_union(self, sets: Sequence[tuple[list[str], str]]) -> isl.Set:
+    def parse_union(self, sets: Sequence[tuple[list[str], str]], clip: bool = True) -> isl.Set:
         """The elements the accesses touch; within the array (the program is assumed to
-        access in bounds)."""
+        access in bounds, but for padded loads) unless not `clip`."""
         xs = ", ".join(f"x{d}" for d in range(len(self.extents)))
-        inside = [f"0 <= x{d} < {n}" for d, n in enumerate(self.extents)]
+        inside = [f"0 <= x{d} < {n}" for d, n in enumerate(self.extents)] if clip else []
         parts = []
         for constraints, exists in sets:
             body = " and ".join(["0 = 0", *constraints])

@@ -11,8 +11,9 @@ array there is guarded so that it touches only elements that exist:
       affine.store %s, %C[%i, %j]                           element exists (and, unless pad-tiles
     } {loopopt.padded}                                      proved it needless, in the tile)
 
-A padded load's condition is exactly the in-bounds condition of its element (`in_bounds`), so
-a buffer holding the array's box with zeros outside the array (`promote` of such loads) can
+A padded load's conditions are in-bounds conditions of its element (`in_bounds`; those that
+always hold may be left out), so where it yields 0.0 the element is outside the array: a
+buffer holding the array's box with zeros outside the array (`promote` of such loads) can
 replace it. `promote` and `scalar-replace` recognize these forms with `padded_load` and
 `padded_store`.
 """
@@ -20,12 +21,13 @@ replace it. `promote` and `scalar-replace` recognize these forms with `padded_lo
 from __future__ import annotations
 
 from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import FloatAttr, MemRefType
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType, MemRefType
+from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine.affine_set import AffineConstraintKind
 
 from loopopt.dialects.affine_ext import IfOp
-from loopopt.loops.affine_maps import Bound, MapBuilder
+from loopopt.loops.affine_maps import MapBuilder
 
 PADDED = "loopopt.padded"
 """Unit attribute of the affine.if ops that guard the accesses of padded tiles."""
@@ -54,9 +56,32 @@ def padded_load(op: Operation) -> affine.LoadOp | None:
     if not isinstance(zero, arith.ConstantOp) or not isinstance(fallback, affine.YieldOp):
         return None
     value = zero.value
-    if not isinstance(value, FloatAttr) or value.value.data != 0.0:
+    if not isinstance(value, FloatAttr | IntegerAttr) or value.value.data != 0:
         return None
-    return load if tuple(fallback.operands) == (zero.result,) else None
+    if tuple(fallback.operands) != (zero.result,):
+        return None
+    return load if bounds_only(op, load) else None
+
+
+def bounds_only(op: IfOp, access: affine.LoadOp | affine.StoreOp) -> bool:
+    """Whether every constraint of `op` is one of `access`'s in-bounds conditions (so where
+    it fails, the element is outside the array)."""
+    builder = MapBuilder()
+    inside = in_bounds(access, builder)
+    if inside is None:
+        return False
+    aset = op.condition.data
+    args = tuple(op.args)
+    dims = [builder.value(v) for v in args[: aset.num_dims]]
+    syms = [builder.value(v, symbol=True) for v in args[aset.num_dims :]]
+    known = {builder.simplified(c) for c in inside}
+    for constraint in aset.constraints:
+        if constraint.kind != AffineConstraintKind.ge:
+            return False
+        expr = (constraint.lhs - constraint.rhs).replace_dims_and_symbols(dims, syms)
+        if builder.simplified(expr) not in known:
+            return False
+    return True
 
 
 def padded_store(op: Operation) -> affine.StoreOp | None:
@@ -81,7 +106,10 @@ def in_bounds(
     shape = memref_type.get_shape()
     if any(size < 0 for size in shape):
         return None
-    indices = builder.exprs(Bound(access.map.data, tuple(access.indices)))
+    amap = access.map.data
+    operands = [builder.value(v) for v in access.indices]  # all dims: guards compare equal
+    dims, syms = operands[: amap.num_dims], operands[amap.num_dims :]
+    indices = [r.replace_dims_and_symbols(dims, syms) for r in amap.results]
     conditions: list[AffineExpr] = []
     for index, size in zip(indices, shape, strict=True):
         conditions += [index, AffineExpr.constant(size - 1) - index]
@@ -91,3 +119,11 @@ def in_bounds(
 def same_condition(a: IfOp, b: IfOp) -> bool:
     """Whether two affine.if ops test the same integer set on the same operands."""
     return a.condition == b.condition and tuple(a.args) == tuple(b.args)
+
+
+def zero_of(element_type: Attribute) -> arith.ConstantOp:
+    """The constant 0 of a float or integer element type (what a padded load yields outside)."""
+    if isinstance(element_type, IntegerType):
+        return arith.ConstantOp(IntegerAttr(0, element_type))
+    assert isinstance(element_type, AnyFloat)
+    return arith.ConstantOp(FloatAttr(0.0, element_type))

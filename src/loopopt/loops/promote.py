@@ -49,7 +49,11 @@ from xdsl.ir.affine.affine_expr import AffineSymExpr
 
 from loopopt.analysis.footprint import Footprint, array_name
 from loopopt.analysis.footprint import Region as CopyRegion
+from loopopt.dialects.affine_ext import IfOp
+from loopopt.loops.affine_maps import constant_difference
+from loopopt.loops.guard import Guard, new_if
 from loopopt.loops.nest import LOOP_NAME
+from loopopt.loops.padded_access import padded_load, zero_of
 
 COPY = "loopopt.copy"
 """Unit attribute on the loops that copy a promoted array in or out of its buffer."""
@@ -85,13 +89,16 @@ def promote(
     for op in [*(op for pair in sizes.values() for op in pair), alloca]:
         block.insert_op_before(op, first)
     size_values = {d: pair[1].results[0] for d, pair in sizes.items()}
+    padded = [a for a in fp.accesses if _padded_parent(a) is not None]
     if fp.copy_in is not None:
         for op in _copy_nest(
-            fp, fp.copy_in, buffer, size_values, f"{name}_copy_in", True, transpose
+            fp, fp.copy_in, buffer, size_values, f"{name}_copy_in", True, transpose, bool(padded)
         ):
             block.insert_op_before(op, first)
     for access in fp.accesses:
-        _retarget(access, buffer, fp, transpose)
+        new = _retarget(access, buffer, fp, transpose)
+        if access in padded:
+            _unwrap(new)
     if fp.copy_out is not None:
         last = block.last_op
         assert last is not None
@@ -152,6 +159,61 @@ def _compact(
     return AffineMapAttr(AffineMap(len(used_dims), len(used_syms), results)), operands
 
 
+def _padded_parent(access: affine.LoadOp | affine.StoreOp) -> IfOp | None:
+    """The padded load (loops/padded_access.py) whose load `access` is."""
+    parent = access.parent_op()
+    if parent is None or padded_load(parent) is not access:
+        return None
+    assert isinstance(parent, IfOp)
+    return parent
+
+
+def _unwrap(load: Operation) -> None:
+    """Replace the padded load around `load` (now a buffer read) by `load`: the buffer holds
+    zeros where the padded load yielded them."""
+    if_op = load.parent_op()
+    assert isinstance(if_op, IfOp)
+    load.detach()
+    parent = if_op.parent_block()
+    assert parent is not None
+    parent.insert_op_before(load, if_op)
+    if_op.results[0].replace_all_uses_with(load.results[0])
+    parent.erase_op(if_op)
+
+
+def _fill_guard(
+    region: CopyRegion, fp: Footprint, coords: Sequence[SSAValue], sizes: dict[int, SSAValue]
+) -> Guard | None:
+    """Where an element of a full-box copy lies in `region` (conditions `>= 0`, leaving out
+    `c >= 0` and `E - 1 - c >= 0` for a coordinate c of extent E); None where it always does."""
+    context = list(fp.context)
+    num_dims = len(context) + len(coords)
+    conditions: list[AffineExpr] = []
+    for d, extent in enumerate(fp.extents):
+        coord = AffineExpr.dimension(len(context) + d)
+        for condition in (
+            *(coord - (t - fp.origin[d]) for t in region.lowers[d]),
+            *((t - fp.origin[d]) - coord - 1 for t in region.uppers[d]),
+        ):
+            above = constant_difference(condition, coord, num_dims)
+            below = constant_difference(condition, AffineExpr.constant(0) - coord, num_dims)
+            if not (above is not None and above >= 0 or below is not None and below >= extent - 1):
+                conditions.append(condition)
+    if not conditions:
+        return None
+    cmap, operands = _compact(conditions, [*context, *coords], sizes)
+    return Guard(cmap.data, tuple(operands))
+
+
+def _fill_load(load: affine.LoadOp, guard: Guard | None) -> Operation:
+    """`load` where `guard` holds, else 0.0 (a full-box copy of padded loads)."""
+    if guard is None:
+        return load
+    zero = zero_of(load.result.type)
+    then_block = Block([load, affine.YieldOp.get(load.result)])
+    return new_if(guard, then_block, Block([zero, affine.YieldOp.get(zero.result)]))
+
+
 def _copy_nest(
     fp: Footprint,
     region: CopyRegion,
@@ -160,9 +222,11 @@ def _copy_nest(
     name: str,
     into_buffer: bool,
     transpose: bool,
+    fill: bool = False,
 ) -> list[Operation]:
     """The loop nest copying `region` between the array and the buffer (a rank-0 array: the
-    load and store alone)."""
+    load and store alone). `fill` (copy-in only): the nest covers the whole box and stores
+    0.0 outside `region` (for padded loads, which read 0.0 outside the array)."""
     rank = len(fp.extents)
     blocks = [Block(arg_types=[IndexType()]) for _ in range(rank)]
     coords = [b.args[0] for b in blocks]
@@ -175,13 +239,14 @@ def _copy_nest(
     at_buffer = coords[::-1] if transpose else coords
     if into_buffer:
         load = affine.LoadOp(fp.memref, array_operands, array_map)
-        store = affine.StoreOp(load.result, buffer, at_buffer)
+        value = _fill_load(load, _fill_guard(region, fp, coords, sizes) if fill else None)
+        store = affine.StoreOp(value.results[0], buffer, at_buffer)
     else:
-        load = affine.LoadOp(buffer, at_buffer)
+        value = load = affine.LoadOp(buffer, at_buffer)
         store = affine.StoreOp(load.result, fp.memref, array_operands, array_map)
     if innermost is None:
-        return [load, store]
-    innermost.add_ops([load, store])
+        return [value, store]
+    innermost.add_ops([value, store])
     nest: Operation | None = None
     for d in reversed(range(rank)):
         if nest is not None:
@@ -189,6 +254,8 @@ def _copy_nest(
         blocks[d].add_op(affine.YieldOp.get())
         lower = [t - fp.origin[d] for t in region.lowers[d]]
         upper = [t - fp.origin[d] for t in region.uppers[d]]
+        if fill:
+            lower, upper = [AffineExpr.constant(0)], [AffineExpr.constant(fp.extents[d])]
         lb_map, lb_operands = _compact(lower, context, sizes)
         ub_map, ub_operands = _compact(upper, context, sizes)
         nest = affine.ForOp.from_region(
@@ -202,7 +269,7 @@ def _copy_nest(
 
 def _retarget(
     access: affine.LoadOp | affine.StoreOp, buffer: SSAValue, fp: Footprint, transpose: bool
-) -> None:
+) -> Operation:
     """Make `access` index the buffer: original index minus the box origin (dimensions
     reversed with `transpose`).
 
@@ -236,3 +303,4 @@ def _retarget(
     assert parent is not None
     parent.insert_op_before(new, access)
     parent.erase_op(access)
+    return new

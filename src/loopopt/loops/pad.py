@@ -1,0 +1,262 @@
+"""Padding partial tiles to full tiles: over-computation with guarded accesses.
+
+A point loop of a tile (`loop-tile` makes them: `%it to min(%it + 32, 1000)`) runs its full
+tile instead (`%it to %it + 32`: a constant trip count, so it unrolls, maps onto a fixed number
+of threads, keeps its register tile). The iterations past the original bounds (the extension)
+must not change the result, so every access under a padded loop that may leave its array is
+guarded (loops/padded_access.py): a load reads 0 outside the array, a store writes only inside.
+
+    affine.for %k = %kt to min(%kt + 32, 1000) {        affine.for %k = %kt to %kt + 32 {
+      %a = affine.load %A[%i, %k]                          %a = affine.if (%k <= 999) {A[%i, %k]}
+      %b = affine.load %B[%k, %j]              ==>              else {0.0} {loopopt.padded}
+      %o = affine.load %C[%i, %j]                          %b = ... B[%k, %j] or 0.0 ...
+      C[%i, %j] = %o + %a * %b                             %o = affine.load %C[%i, %j]
+                                                           C[%i, %j] = %o + %a * %b   (no guard)
+
+A store in the extension of a loop must be proved harmless, or it keeps that loop's original
+bound in its guard (correct, but scalar replacement then needs the guards of the loads and
+stores of an element to agree). It is harmless when (islpy, over the padded iteration domain)
+  - it cannot execute there: its element is outside the array whenever the IV is past the
+    bound (C[%i, %j] with %i past 1000), or
+  - it stores back what it loaded (an accumulation `X = X + x * y` of the same element, in the
+    same block, with no other store to X between) and every factor is a load that is out of
+    bounds there, so 0.0: x + 0 * 0 == x (a -0.0 element becomes +0.0).
+Loads need no proof (they have no effect), only the in-bounds guard. Conditions that always
+hold in the padded domain are left out, so accesses that never leave their arrays stay plain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import affine, arith, memref
+from xdsl.dialects.builtin import MemRefType, UnitAttr
+from xdsl.ir import Block
+from xdsl.ir.affine import AffineExpr
+from xdsl.traits import is_side_effect_free
+
+from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.affine_ext import IfOp, MaxOp
+from loopopt.loops.affine_maps import (
+    Bound,
+    MapBuilder,
+    constant_difference,
+    lower_bound,
+    set_bounds,
+    upper_bound,
+)
+from loopopt.loops.guard import Guard, IterationDomain, new_if
+from loopopt.loops.nest import describe_loop, enclosing_loops, iv, step_of
+from loopopt.loops.padded_access import PADDED, in_bounds, padded_load, padded_store, zero_of
+
+Access = affine.LoadOp | affine.StoreOp
+_NO_EFFECT = (affine.ForOp, affine.YieldOp, IfOp, affine.ApplyOp, affine.MinOp, MaxOp)
+
+
+@dataclass
+class Padded:
+    """A loop padded to its full tile, with the upper-bound results that padding dropped (the
+    original loop ran while its IV was below each of them)."""
+
+    loop: affine.ForOp
+    dropped: list[Bound]
+
+
+def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
+    """Make `loop`'s upper bound its `lower + E` result (E a positive multiple of the step)."""
+    name = describe_loop(loop)
+    if loop.inits:
+        raise LoopoptError(f"{pass_name}: loop '{name}' carries values (iter_args)", op=loop)
+    lower, upper = lower_bound(loop), upper_bound(loop)
+    if len(lower.map.results) != 1:
+        raise LoopoptError(f"{pass_name}: loop '{name}' has a max lower bound", op=loop)
+    builder = MapBuilder()
+    [start] = builder.exprs(lower)
+    ends = builder.exprs(upper)
+    sizes = [constant_difference(end, start, len(builder.values)) for end in ends]
+    full = [k for k, size in enumerate(sizes) if size is not None and size > 0]
+    if not full or sizes[full[0]] % step_of(loop):  # type: ignore[operator]
+        raise LoopoptError(
+            f"{pass_name}: loop '{name}' is not a tile (no upper bound 'lower + N', N a "
+            "multiple of the step)",
+            op=loop,
+        )
+    keep = full[0]
+    dropped = [_result(upper, k) for k in range(len(ends)) if k != keep]
+    if dropped:
+        set_bounds(loop, upper=_result(upper, keep))
+    return Padded(loop, dropped)
+
+
+def _result(bound: Bound, index: int) -> Bound:
+    builder = MapBuilder()
+    return builder.build([builder.exprs(bound)[index]])
+
+
+def check_effects(loop: affine.ForOp, pass_name: str = "pad-tiles") -> None:
+    """Refuse ops under `loop` whose effects no guard here covers."""
+    for op in loop.body.walk():
+        plain = isinstance(op, (*_NO_EFFECT, affine.LoadOp, affine.StoreOp, memref.AllocaOp))
+        if not plain and not is_side_effect_free(op):
+            raise LoopoptError(
+                f"{pass_name}: '{op.name}' in padded loop '{describe_loop(loop)}' has effects "
+                "that cannot be guarded",
+                op=op,
+            )
+
+
+class _Guards:
+    """The guard of one access: its in-bounds conditions and, for a store, the original
+    bounds of the padded loops around it that are not proved needless."""
+
+    def __init__(self, access: Access, padded: Sequence[Padded]):
+        self.access = access
+        loops = enclosing_loops(access)
+        self.domain = IterationDomain(loops)
+        self.builder = MapBuilder()
+        self.extensions = [
+            (p.loop, bound) for p in padded if p.loop in loops for bound in p.dropped
+        ]
+
+    def conditions(self) -> list[AffineExpr] | None:
+        """Each `>= 0`; None where the memref's shape is dynamic."""
+        inside = in_bounds(self.access, self.builder)
+        if inside is None:
+            return None
+        kept = list(inside)
+        if isinstance(self.access, affine.StoreOp):
+            for loop, bound in self.extensions:
+                [end] = self.builder.exprs(bound)
+                past = self.builder.value(iv(loop)) - end
+                if not self._harmless(inside, past):
+                    kept.append(AffineExpr.constant(-1) - past)
+        values = self.builder.values
+        return [c for c in kept if not self.domain.holds(c, values)]
+
+    def _harmless(self, inside: list[AffineExpr], past: AffineExpr) -> bool:
+        values = self.builder.values
+        if not self.domain.feasible([*inside, past], values):
+            return True  # the element is outside the array wherever the IV is past the bound
+        factors = _accumulated_factors(self.access)
+        if not factors:
+            return False
+        for factor in factors:
+            within = in_bounds(factor, self.builder)
+            if within is None or self.domain.feasible([*inside, past, *within], values):
+                return False
+        return True
+
+
+def _accumulated_factors(store: Access) -> list[affine.LoadOp]:
+    """The loads x, y of `store`'s value `X + x * y`, X loaded from the stored element in
+    the same block with no store to the memref between; [] for any other value."""
+    assert isinstance(store, affine.StoreOp)
+    value = store.value.owner
+    if not isinstance(value, arith.AddfOp | arith.AddiOp):
+        return []
+    for acc, product in ((value.lhs, value.rhs), (value.rhs, value.lhs)):
+        load, mul = acc.owner, product.owner
+        if not isinstance(load, affine.LoadOp) or not isinstance(mul, arith.MulfOp | arith.MuliOp):
+            continue
+        if not _same_element(load, store) or not _nothing_stored_between(load, store):
+            continue
+        factors = [v.owner for v in (mul.lhs, mul.rhs)]
+        if all(isinstance(f, affine.LoadOp) for f in factors):
+            return factors  # type: ignore[return-value]
+    return []
+
+
+def _same_element(load: affine.LoadOp, store: affine.StoreOp) -> bool:
+    return (
+        load.memref is store.memref
+        and load.map == store.map
+        and tuple(load.indices) == tuple(store.indices)
+        and load.parent_block() is store.parent_block()
+    )
+
+
+def _nothing_stored_between(load: affine.LoadOp, store: affine.StoreOp) -> bool:
+    op = load.next_op
+    while op is not None and op is not store:
+        for inner in op.walk():
+            if not isinstance(inner, affine.LoadOp) and store.memref in inner.operands:
+                return False
+        op = op.next_op
+    return op is store
+
+
+def guard_load(load: affine.LoadOp, guard: Guard) -> IfOp:
+    """Put `load` under a padded-load affine.if (0 where `guard` is false)."""
+    memref_type = load.memref.type
+    assert isinstance(memref_type, MemRefType)
+    zero = zero_of(memref_type.element_type)
+    yielded = affine.YieldOp.get(load.result)
+    then_block = Block([yielded])
+    if_op = new_if(guard, then_block, Block([zero, affine.YieldOp.get(zero.result)]))
+    if_op.attributes[PADDED] = UnitAttr()
+    parent = load.parent_block()
+    assert parent is not None
+    parent.insert_op_before(if_op, load)
+    for use in list(load.result.uses):
+        if use.operation is not yielded:
+            use.operation.operands[use.index] = if_op.results[0]
+    load.detach()
+    then_block.insert_op_before(load, yielded)
+    if_op.results[0].name_hint = load.result.name_hint
+    return if_op
+
+
+def guard_store(store: affine.StoreOp, guard: Guard) -> IfOp:
+    """Put `store` under a padded-store affine.if."""
+    then_block = Block([affine.YieldOp.get()])
+    if_op = new_if(guard, then_block, None)
+    if_op.attributes[PADDED] = UnitAttr()
+    parent = store.parent_block()
+    assert parent is not None
+    parent.insert_op_before(if_op, store)
+    store.detach()
+    then_block.insert_op_before(store, then_block.ops.first)  # type: ignore[arg-type]
+    return if_op
+
+
+def _guarded(access: Access) -> bool:
+    """Already under a padded guard (pad-tiles ran before on these loops)."""
+    parent = access.parent_op()
+    return parent is not None and (padded_load(parent) or padded_store(parent)) is not None
+
+
+def pad_tiles(loops: Sequence[affine.ForOp], pass_name: str = "pad-tiles") -> None:
+    """Pad `loops` to full tiles and guard the accesses under them (module docstring)."""
+    for loop in loops:
+        check_effects(loop, pass_name)
+        if any(_guarded(op) for op in loop.body.walk() if isinstance(op, Access)):
+            raise LoopoptError(
+                f"{pass_name}: loop '{describe_loop(loop)}' holds padded accesses already "
+                "(pad all the loops of a tile in one pad-tiles)",
+                op=loop,
+            )
+    padded = [pad_loop(loop, pass_name) for loop in loops]
+    tops = [
+        p.loop
+        for p in padded
+        if not any(q.loop is not p.loop and q.loop.is_ancestor(p.loop) for q in padded)
+    ]
+    accesses = [op for top in tops for op in top.body.walk() if isinstance(op, Access)]
+    plans: list[tuple[Access, Guard]] = []
+    for access in accesses:
+        guards = _Guards(access, padded)
+        conditions = guards.conditions()
+        if conditions is None:
+            raise LoopoptError(
+                f"{pass_name}: the access to a memref of dynamic shape cannot be guarded",
+                op=access,
+            )
+        if conditions:
+            bound = guards.builder.build(conditions)
+            plans.append((access, Guard(bound.map, bound.operands)))
+    for access, guard in plans:
+        if isinstance(access, affine.LoadOp):
+            guard_load(access, guard)
+        else:
+            guard_store(access, guard)
