@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import assert_equivalent, transform
+from equivalence import assert_equivalent, run, transform
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernels import conv2d, matmul, syrk
@@ -17,6 +17,7 @@ from loopopt.analysis.footprint import array_name
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import find_loop, loop_name, loops_in
+from loopopt.loops.padded_access import padded_load, padded_store
 from loopopt.loops.scalar_replace import (
     Replaceable,
     describe_access,
@@ -349,6 +350,263 @@ def test_random_nests_equivalent(data: st.DataObject) -> None:
         assert_equivalent(text, "nest", nest.arrays(seed=len(text)), pipeline)
     except LoopoptError as e:  # refused by a pass before scalar-replace, never by it
         assert not e.message.startswith("scalar-replace"), e.message
+
+
+def _pload(name: str, access: str, memref_type: str, guard: str) -> str:
+    """A padded load (`loopopt.loops.padded_access`) of `access` under `guard`."""
+    return f"""
+    %{name} = affine.if {guard} -> (f32) {{
+      %{name}_v = affine.load {access} : {memref_type}
+      affine.yield %{name}_v : f32
+    }} else {{
+      %{name}_z = arith.constant 0.000000e+00 : f32
+      affine.yield %{name}_z : f32
+    }} {{loopopt.padded}}"""
+
+
+def _pstore(value: str, access: str, memref_type: str, guard: str) -> str:
+    return f"""
+    affine.if {guard} {{
+      affine.store %{value}, {access} : {memref_type}
+    }} {{loopopt.padded}}"""
+
+
+PADDED = """
+func.func private @sink(f32)
+func.func @f(%X: memref<10xf32>, %D: memref<10xf32>) {{
+  %one = arith.constant 1.000000e+00 : f32
+  affine.for %i = 0 to 12 {{
+    %r = affine.for %k = 0 to 4 iter_args(%acc = %one) -> (f32) {{
+      {body}
+      affine.yield %{yielded} : f32
+    }} {{loopopt.name = "k"}}
+  }}
+  return
+}}
+"""
+IN = "affine_set<(d0) : (-d0 + 9 >= 0)>(%i)"
+X_LOAD = _pload("x", "%X[%i]", "memref<10xf32>", IN)
+X_STORE = _pstore("s", "%X[%i]", "memref<10xf32>", IN)
+ADD = "%s = arith.addf %x, %one : f32"
+
+
+def _decide_padded(body: str, yielded: str = "acc") -> Replaceable | str:
+    module = parse_module(PADDED.format(body=body, yielded=yielded))
+    return replaceable(find_loop(module, "k", "test"), _named(module, "X"))
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (
+            f"{X_LOAD}\n{ADD}\n{X_STORE}\naffine.store %s, %D[%i] : memref<10xf32>",
+            "a value read from padded X[%i] reaches D[%i]",
+        ),
+        (
+            f"{X_LOAD}\n{ADD}\n{X_STORE}\nfunc.call @sink(%s) : (f32) -> ()",
+            "a value read from padded X[%i] reaches 'func.call'",
+        ),
+        (
+            f"{X_LOAD}\n{ADD}\n{_pstore('s', '%D[%i]', 'memref<10xf32>', IN)}\n{X_STORE}",
+            "a value read from padded X[%i] reaches D[%i]",
+        ),
+        (
+            f"{X_LOAD}\n%r2 = affine.for %q = 0 to 2 iter_args(%v = %x) -> (f32) {{\n"
+            "  affine.store %v, %D[%i] : memref<10xf32>\n  affine.yield %v : f32\n}\n"
+            + _pstore("r2", "%X[%i]", "memref<10xf32>", IN),
+            "a value read from padded X[%i] reaches D[%i]",
+        ),
+        (
+            f"{X_LOAD}\n{ADD}\naffine.store %s, %X[%i] : memref<10xf32>",
+            "X[%i] and X[%i] are one element, accessed both padded and plain",
+        ),
+        (
+            f"{X_LOAD}\n{ADD}\n"
+            + _pstore("s", "%X[%i]", "memref<10xf32>", "affine_set<(d0) : (-d0 + 8 >= 0)>(%i)"),
+            "X[%i] and X[%i] are one element, padded under different conditions",
+        ),
+        (
+            _pstore("one", "%X[%i]", "memref<10xf32>", "affine_set<(d0) : (-d0 + 2 >= 0)>(%k)"),
+            "the guard of padded X[%i] varies with the loop",
+        ),
+    ],
+)
+def test_padded_refusals_say_why(body: str, why: str) -> None:
+    assert _decide_padded(body) == why
+
+
+def test_padded_value_carried_out_escapes() -> None:
+    """A value read from a padded element that the loop yields leaves the loop."""
+    body = f"{X_LOAD}\n{ADD}\n{X_STORE}\n%t = arith.addf %acc, %s : f32"
+    why = "a value read from padded X[%i] reaches 'affine.yield'"
+    assert _decide_padded(body, yielded="t") == why
+
+
+def test_padded_read_only_may_escape() -> None:
+    """Where the guard is false both versions read 0.0: the values read may go anywhere."""
+    decided = _decide_padded(f"{X_LOAD}\n{ADD}\naffine.store %s, %D[%i] : memref<10xf32>")
+    assert isinstance(decided, Replaceable)
+    [element] = decided.elements
+    assert element.guard is not None and not element.stored
+
+
+def test_padded_values_through_pure_ops_are_fine() -> None:
+    store = _pstore("t", "%X[%i]", "memref<10xf32>", IN)
+    body = f"{X_LOAD}\n{ADD}\n%t = arith.mulf %s, %x : f32\n{store}"
+    module = parse_module(PADDED.format(body=body, yielded="acc"))
+    loop = find_loop(module, "k", "test")
+    decided = replaceable(loop, _named(module, "X"))
+    assert isinstance(decided, Replaceable)
+    new = scalar_replace(loop, [decided])
+    module.verify()
+    before = new.prev_op
+    after = new.next_op
+    assert before is not None and padded_load(before) is not None
+    assert after is not None and padded_store(after) is not None
+    assert len(new.inits) == 2  # %acc and X[%i]
+
+
+def _padded_gemm(m: int, n: int, upper: str) -> str:
+    """C[m, n] += A[m, 8] @ B[8, n] over 2x2 tiles padded past m and n (a 2x2 register tile
+    and two k steps unrolled inside k_t; every access of A, B and C guarded)."""
+    c_type, a_type, b_type = f"memref<{m}x{n}xf32>", f"memref<{m}x8xf32>", f"memref<8x{n}xf32>"
+    rows = f"affine_set<(d0) : (-d0 + {m - 1} >= 0)>"
+    cols = f"affine_set<(d0) : (-d0 + {n - 1} >= 0)>"
+    both = f"affine_set<(d0, d1) : (-d0 + {m - 1} >= 0, -d1 + {n - 1} >= 0)>"
+    body = [
+        "%i1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%i0)",
+        "%j1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%j0)",
+        "%k0 = affine.apply affine_map<(d0) -> (d0)>(%kt)",
+        "%k1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%kt)",
+    ]
+    for k in range(2):
+        for i in range(2):
+            body.append(_pload(f"a{i}{k}", f"%A[%i{i}, %k{k}]", a_type, f"{rows}(%i{i})"))
+        for j in range(2):
+            body.append(_pload(f"b{j}{k}", f"%B[%k{k}, %j{j}]", b_type, f"{cols}(%j{j})"))
+        for i in range(2):
+            for j in range(2):
+                guard, at, e = f"{both}(%i{i}, %j{j})", f"%C[%i{i}, %j{j}]", f"{i}{j}{k}"
+                body.append(_pload(f"c{e}", at, c_type, guard))
+                body.append(f"%p{e} = arith.mulf %a{i}{k}, %b{j}{k} : f32")
+                body.append(f"%s{e} = arith.addf %c{e}, %p{e} : f32")
+                body.append(_pstore(f"s{e}", at, c_type, guard))
+    tiles_m, tiles_n = m + m % 2, n + n % 2
+    return f"""
+func.func @gemm(%A: {a_type}, %B: {b_type}, %C: {c_type}) {{
+  affine.for %i0 = 0 to {tiles_m} step 2 {{
+    affine.for %j0 = 0 to {tiles_n} step 2 {{
+      affine.for %kt = 0 to {upper} step 2 {{
+        {chr(10).join(body)}
+      }} {{loopopt.name = "k_t"}}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("upper", "pipeline"),
+    [
+        ("8", "scalar-replace{loop=k_t}"),
+        ("8", "scalar-replace"),
+        ("affine_map<(d0) -> (8 - d0)>(%i0)", "scalar-replace{loop=k_t}"),
+    ],
+)
+def test_padded_gemm_equivalent(upper: str, pipeline: str, rng: np.random.Generator) -> None:
+    """The padded accumulate nest before and after, on sizes where the guards fail in the last
+    row and column of tiles (and, with the second bound, where k_t runs no iteration): the
+    same bits, C in four iter_args of k_t, padded loads before and padded stores after it."""
+    m, n = 11, 9
+    text = _padded_gemm(m, n, upper)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in ((m, 8), (8, n), (m, n))]
+    after = transform(text, pipeline)
+    expected, got = run(text, "gemm", arrays), run(after, "gemm", arrays)
+    for e, g in zip(expected, got, strict=True):
+        assert np.array_equal(e, g)
+    module = parse_module(after)
+    [k_t] = [loop for loop in loops_in(module) if loop_name(loop) == "k_t"]
+    assert len(k_t.inits) == 4
+    assert not [op for op in k_t.walk() if padded_store(op) is not None]
+    c_loads = [
+        op for op in module.walk() if (load := padded_load(op)) and array_name(load.memref) == "C"
+    ]
+    c_stores = [
+        op
+        for op in module.walk()
+        if (store := padded_store(op)) and array_name(store.memref) == "C"
+    ]
+    assert len(c_loads) == len(c_stores) == 4
+    assert all(not k_t.is_ancestor(op) for op in c_loads)
+
+
+def test_padded_nested_loops_equivalent(rng: np.random.Generator) -> None:
+    """C[%i] is kept across k, then across k_t around it: the padded load that the first
+    replacement hoists is again a padded access of the element, directly in k_t."""
+    guard = "affine_set<(d0) : (-d0 + 4 >= 0)>(%i)"
+    body = "".join(
+        [
+            _pload("a", "%A[%i, %k]", "memref<5x7xf32>", guard),
+            _pload("c", "%C[%i]", "memref<5xf32>", guard),
+            "\n        %s = arith.addf %c, %a : f32",
+            _pstore("s", "%C[%i]", "memref<5xf32>", guard),
+        ]
+    )
+    text = f"""
+func.func @nested(%A: memref<5x7xf32>, %C: memref<5xf32>) {{
+  affine.for %i = 0 to 6 {{
+    affine.for %kt = 0 to 7 step 4 {{
+      affine.for %k = affine_map<(d0) -> (d0)>(%kt) to min affine_map<(d0) -> (d0 + 4, 7)>(%kt) {{
+        {body}
+      }} {{loopopt.name = "k"}}
+    }} {{loopopt.name = "k_t"}}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in ((5, 7), (5,))]
+    after = transform(text, "scalar-replace")
+    for e, g in zip(run(text, "nested", arrays), run(after, "nested", arrays), strict=True):
+        assert np.array_equal(e, g)
+    module = parse_module(after)
+    for name in ("k", "k_t"):
+        [loop] = [loop for loop in loops_in(module) if loop_name(loop) == name]
+        assert len(loop.inits) == 1
+    [i] = [loop for loop in loops_in(module) if loop_name(loop) == "i"]
+    body_ops = list(i.body.block.ops)
+    assert padded_load(body_ops[0]) is not None and padded_store(body_ops[-2]) is not None
+
+
+def test_padded_forward_in_block(rng: np.random.Generator) -> None:
+    """A padded load takes the value of an earlier padded load on the same condition, not of
+    a padded store (where the guard is false the load gives 0.0)."""
+    x_type = "memref<10xf32>"
+    body = "".join(
+        [
+            _pload("x", "%X[%i]", x_type, IN),
+            _pload("y", "%X[%i]", x_type, IN),
+            "\n    %s = arith.addf %x, %y : f32",
+            _pstore("s", "%X[%i]", x_type, IN),
+            _pload("w", "%X[%i]", x_type, IN),
+            "\n    %t = arith.addf %w, %s : f32",
+            _pstore("t", "%D[%i]", x_type, IN),
+        ]
+    )
+    text = f"""
+func.func @fw(%X: {x_type}, %D: {x_type}) {{
+  affine.for %i = 0 to 12 {{{body}
+  }} {{loopopt.name = "i"}}
+  return
+}}
+"""
+    module = parse_module(text)
+    assert forward_in_block(find_loop(module, "i", "test").body.block) == 1  # %y, not %w
+    arrays = [rng.standard_normal(10).astype(np.float32) for _ in range(2)]
+    after = transform(text, "scalar-replace")
+    assert after.count("affine.load") == 2
+    for e, g in zip(run(text, "fw", arrays), run(after, "fw", arrays), strict=True):
+        assert np.array_equal(e, g)
 
 
 @pytest.mark.gpu

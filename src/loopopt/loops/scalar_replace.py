@@ -25,9 +25,19 @@ just the loads hoisted before L. Where L is not proved to run at least once, the
 and the stores after it sit under an `affine.if` on its bounds, so no element is touched that
 the original loop would not touch.
 
+Padded accesses (the guarded loads/stores of `pad-tiles`) directly in L's body count as
+accesses of their element when all its accesses are padded under one condition invariant in L
+and, if L stores it, the values read from it reach only pure ops in L, iter_args of loops in L
+and its padded stores. The load before L and the store after it are then padded too (inside
+the `affine.if` on L's bounds where there is one). Before/after and soundness:
+`loops/scalar_replace_padded.py`.
+
 `forward_in_block` is the same idea within one block, for any array that is not shared or
 private: a load of an element stored or loaded earlier in the block (at equal indices, with no
-store that may write it and no unknown op between) takes the known value.
+store that may write it and no unknown op between) takes the known value. A padded load takes
+only the value of an earlier padded load of the element on the same condition (a padded store's
+value is not what a later padded load gives where the condition is false); a padded store
+forgets what it may write, like a store.
 
 Correct for a sequential, single-thread view of the program: distinct function arguments and
 allocations are assumed not to alias (as promote assumes). In a GPU kernel the elements of a
@@ -57,6 +67,7 @@ from xdsl.ir.affine.affine_expr import AffineConstantExpr, AffineDimExpr, Affine
 from xdsl.traits import is_side_effect_free
 
 from loopopt.analysis.footprint import array_name, arrays_under
+from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.gpu_ext import AddressSpaceAttr, AddressSpaceEnum
 from loopopt.loops.affine_maps import (
     Bound,
@@ -69,6 +80,16 @@ from loopopt.loops.affine_maps import (
 from loopopt.loops.bounds import append_iter_args
 from loopopt.loops.guard import Guard, IterationDomain, new_if
 from loopopt.loops.nest import defined_inside, describe_loop, enclosing_loops, trip_count
+from loopopt.loops.scalar_replace_padded import (
+    condition,
+    escape,
+    new_padded_load,
+    new_padded_store,
+    padded_access,
+    same_conditions,
+    same_guard,
+    wrapper,
+)
 
 Access = affine.LoadOp | affine.StoreOp
 Form = dict[SSAValue | None, int]
@@ -85,6 +106,9 @@ class Element:
     forms: list[Form | None]
     """Each index as a linear form, where it is one."""
     accesses: list[Access] = field(default_factory=list[Access])
+    guard: list[AffineExpr] | None = None
+    """For padded accesses, their condition (each expression `>= 0`) over the builder's
+    placeholders; None for plain ones."""
 
     @property
     def stored(self) -> bool:
@@ -102,6 +126,11 @@ class Replaceable:
     def bound(self, element: Element) -> Bound:
         """The element's indices as an access map over values defined outside the loop."""
         return self.builder.build(element.indices, access=True)
+
+    def guard(self, element: Element) -> Guard | None:
+        """The condition of a padded element over values defined outside the loop."""
+        bound = None if element.guard is None else self.builder.build(element.guard)
+        return None if bound is None else Guard(bound.map, bound.operands)
 
 
 def describe_access(access: Access) -> str:
@@ -227,7 +256,8 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
     for op in sorted(uses, key=order.__getitem__):
         if not isinstance(op, Access) or op.memref is not memref:
             return f"{name} is used by '{op.name}'"
-        parent = op.parent_op()
+        padded = wrapper(op)
+        parent = (padded or op).parent_op()
         if parent is not loop:
             where = (
                 f"loop '{describe_loop(parent)}'"
@@ -238,7 +268,10 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
         indices = _indices(Bound(op.map.data, tuple(op.indices)), loop, builder)
         if indices is None:
             return f"{describe_access(op)} varies with the loop"
-        access = Element(indices, [_form(index, builder) for index in indices], [op])
+        guard = None if padded is None else _indices(condition(padded), loop, builder)
+        if padded is not None and guard is None:
+            return f"the guard of padded {describe_access(op)} varies with the loop"
+        access = Element(indices, [_form(index, builder) for index in indices], [op], guard)
         match = None
         for element in elements:
             same = _same(access, element, len(builder.values))
@@ -250,10 +283,17 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
                 break
         if match is None:
             elements.append(access)
-        else:
-            match.accesses.append(op)
+            continue
+        mismatch = _guard_mismatch(match, access, len(builder.values))
+        if mismatch is not None:
+            return mismatch
+        match.accesses.append(op)
     if not elements:
         return f"{name} is not accessed in the loop"
+    for element in elements:
+        reason = _escape_reason(loop, element)
+        if reason is not None:
+            return reason
     written = any(element.stored for element in elements)
     for other in arrays_under(loop):
         if other is memref or _base(other) is not _base(memref):
@@ -262,6 +302,31 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
         if written or any(not isinstance(u, affine.LoadOp) for u in other_uses):
             return f"{name} may alias {array_name(other)} (a view of the same memref)"
     return Replaceable(memref, builder, elements)
+
+
+def _guard_mismatch(element: Element, access: Element, count: int) -> str | None:
+    """Why `access` (one access) cannot join `element` (the same element); None if it can."""
+    if element.guard is None or access.guard is None:
+        if element.guard is None and access.guard is None:
+            return None
+        how = "accessed both padded and plain"
+    elif same_conditions(element.guard, access.guard, count):
+        return None
+    else:
+        how = "padded under different conditions"
+    first, here = describe_access(element.accesses[0]), describe_access(access.accesses[0])
+    return f"{first} and {here} are one element, {how}"
+
+
+def _escape_reason(loop: affine.ForOp, element: Element) -> str | None:
+    """Why a padded element that `loop` stores cannot be kept in registers; None if it can."""
+    if element.guard is None or not element.stored:
+        return None
+    reached = escape(element.accesses, loop)
+    if reached is None:
+        return None
+    where = describe_access(reached) if isinstance(reached, Access) else f"'{reached.name}'"
+    return f"a value read from padded {describe_access(element.accesses[0])} reaches {where}"
 
 
 def nonempty_guard(loop: affine.ForOp) -> Guard | None:
@@ -287,27 +352,27 @@ def _zero(element_type: Attribute) -> arith.ConstantOp:
     return arith.ConstantOp(IntegerAttr(0, element_type))
 
 
-def _before(
-    loop: affine.ForOp, loads: Sequence[affine.LoadOp], guard: Guard | None
-) -> list[SSAValue]:
-    """Insert `loads` before `loop` (under `guard`); the values they give there."""
+def _before(loop: affine.ForOp, loads: Sequence[Operation], guard: Guard | None) -> list[SSAValue]:
+    """Insert `loads` (plain or padded loads) before `loop` (under `guard`); the values they
+    give there."""
     block = loop.parent_block()
     assert block is not None
+    values = [load.results[0] for load in loads]
     if guard is None:
         block.insert_ops_before(loads, loop)
-        return [load.result for load in loads]
-    zeros = [_zero(load.result.type) for load in loads]
-    then_block = Block([*loads, affine.YieldOp.get(*(load.result for load in loads))])
+        return values
+    zeros = [_zero(value.type) for value in values]
+    then_block = Block([*loads, affine.YieldOp.get(*values)])
     else_block = Block([*zeros, affine.YieldOp.get(*(zero.result for zero in zeros))])
     if_op = new_if(guard, then_block, else_block)
-    for load, result in zip(loads, if_op.results, strict=True):
-        result.name_hint = load.result.name_hint
+    for value, result in zip(values, if_op.results, strict=True):
+        result.name_hint = value.name_hint
     block.insert_op_before(if_op, loop)
     return list(if_op.results)
 
 
-def _after(loop: affine.ForOp, stores: Sequence[affine.StoreOp], guard: Guard | None) -> None:
-    """Insert `stores` after `loop` (under `guard`)."""
+def _after(loop: affine.ForOp, stores: Sequence[Operation], guard: Guard | None) -> None:
+    """Insert `stores` (plain or padded stores) after `loop` (under `guard`)."""
     block = loop.parent_block()
     assert block is not None
     if not stores:
@@ -322,11 +387,14 @@ def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.
     """Keep the elements of `arrays` (each `replaceable` in `loop`) in registers across
     `loop`; returns the loop, rebuilt with one more iter_arg per element stored in it."""
     pairs = [(array, element) for array in arrays for element in array.elements]
-    loads: list[affine.LoadOp] = []
+    loads: list[Operation] = []
     for array, element in pairs:
         bound = array.bound(element)
         load = affine.LoadOp(array.memref, bound.operands, AffineMapAttr(bound.map))
         load.result.name_hint = f"{array.memref.name_hint}_reg" if array.memref.name_hint else None
+        padded = array.guard(element)
+        if padded is not None:
+            load = new_padded_load(load, _zero(load.result.type), padded)
         loads.append(load)
     guard = nonempty_guard(loop)
     current = _before(loop, loads, guard)
@@ -339,27 +407,32 @@ def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.
         hint = pairs[k][0].memref.name_hint
         arg.name_hint, result.name_hint = (f"{hint}_acc", f"{hint}_out") if hint else (None, None)
     which: dict[Operation, int] = {
-        access: k for k, (_, element) in enumerate(pairs) for access in element.accesses
+        wrapper(access) or access: k
+        for k, (_, element) in enumerate(pairs)
+        for access in element.accesses
     }
     for op in list(block.ops):
         k = which.get(op)
         if k is None:
             continue
-        if isinstance(op, affine.LoadOp):
-            op.result.replace_all_uses_with(current[k])
-        elif isinstance(op, affine.StoreOp):
-            current[k] = op.value
+        access = op if isinstance(op, Access) else padded_access(op)
+        if isinstance(access, affine.StoreOp):
+            current[k] = access.value
+        else:
+            op.results[0].replace_all_uses_with(current[k])
         block.erase_op(op)
     terminator = block.last_op
     if not isinstance(terminator, affine.YieldOp):
         terminator = affine.YieldOp.get()
         block.add_op(terminator)
     terminator.operands = (*terminator.operands, *(current[k] for k in carried))
-    stores = [
-        affine.StoreOp(result, pairs[k][0].memref, bound.operands, AffineMapAttr(bound.map))
-        for k, result in zip(carried, loop.results[first:], strict=True)
-        for bound in [pairs[k][0].bound(pairs[k][1])]
-    ]
+    stores: list[Operation] = []
+    for k, result in zip(carried, loop.results[first:], strict=True):
+        array, element = pairs[k]
+        bound = array.bound(element)
+        store = affine.StoreOp(result, array.memref, bound.operands, AffineMapAttr(bound.map))
+        padded = array.guard(element)
+        stores.append(store if padded is None else new_padded_store(store, padded))
     _after(loop, stores, guard)
     return loop
 
@@ -370,39 +443,49 @@ def forward_in_block(block: Block, memrefs: Collection[SSAValue] | None = None) 
     known (stored or loaded earlier in the block, with equal indices) is replaced by that
     value. A store forgets the elements of views of the same memref that it may write; an op
     with regions or side effects (loops, calls, barriers, memref.store ...) forgets everything.
-    Returns the number of loads removed."""
+    A padded load is a load known only to padded loads on the same condition; a padded store
+    forgets like a store and makes nothing known. Returns the number of loads removed."""
     builder = MapBuilder()
-    known: list[tuple[SSAValue, Element, SSAValue]] = []
+    known: list[tuple[SSAValue, Element, SSAValue, IfOp | None]] = []
     removed = 0
     for op in list(block.ops):
-        if not isinstance(op, Access):
+        access = op if isinstance(op, Access) else padded_access(op)
+        guard = op if isinstance(op, IfOp) else None
+        if access is None:
             if op.regions or not is_side_effect_free(op):
                 known.clear()
             continue
         here: Element | None = None
-        if _memory(op.memref) is None and (memrefs is None or op.memref in memrefs):
-            indices = _indices(Bound(op.map.data, tuple(op.indices)), None, builder)
+        if _memory(access.memref) is None and (memrefs is None or access.memref in memrefs):
+            indices = _indices(Bound(access.map.data, tuple(access.indices)), None, builder)
             assert indices is not None
             here = Element(indices, [_form(index, builder) for index in indices])
         count = len(builder.values)
-        if isinstance(op, affine.StoreOp):
-            base = _base(op.memref)
+        if isinstance(access, affine.StoreOp):
+            base = _base(access.memref)
             known = [
-                (m, e, v)
-                for m, e, v in known
+                (m, e, v, g)
+                for m, e, v, g in known
                 if _base(m) is not base
-                or (here is not None and m is op.memref and _same(here, e, count) is False)
+                or (here is not None and m is access.memref and _same(here, e, count) is False)
             ]
-            if here is not None:
-                known.append((op.memref, here, op.value))
+            if here is not None and guard is None:
+                known.append((access.memref, here, access.value, None))
             continue
         if here is None:
             continue
-        hit = next((v for m, e, v in known if m is op.memref and _same(here, e, count)), None)
+        hit = next(
+            (
+                v
+                for m, e, v, g in known
+                if m is access.memref and same_guard(g, guard) and _same(here, e, count)
+            ),
+            None,
+        )
         if hit is None:
-            known.append((op.memref, here, op.result))
+            known.append((access.memref, here, op.results[0], guard))
         else:
-            op.result.replace_all_uses_with(hit)
+            op.results[0].replace_all_uses_with(hit)
             block.erase_op(op)
             removed += 1
     return removed

@@ -20,6 +20,10 @@ by `loop=` must qualify (a diagnostic says why not). Then, in the body of each l
 an element stored or loaded earlier in the body at equal indices, with no possibly aliasing
 store or unknown op between, takes that value (`forward_in_block`). Works in func.func and
 gpu.func (`func=` names either). Mechanics and legality: `loopopt.loops.scalar_replace`.
+
+The padded loads and stores of `pad-tiles` (each access of C[%i, %j] under one guard invariant
+in the loop) are kept in registers too: the load before the loop and the store after it are
+then padded ones (`loopopt.loops.scalar_replace_padded`).
 """
 
 from __future__ import annotations

@@ -322,6 +322,167 @@ func.func @forward(%X: memref<8xf32>, %Y: memref<8xf32>, %m: index) {
 
 // -----
 
+// Padded accesses (pad-tiles): the tile of C runs past the 10x10 array, every access of C is
+// guarded by the same in-bounds condition. Two unrolled k steps: C[%i, %j] is loaded once under
+// the guard before k_t, carried, and stored once under the guard after it. A and B vary with
+// k_t and stay.
+// CHECK-LABEL: func.func @padded_accumulate
+// CHECK:         affine.for %[[I:.*]] = 0 to 12 {
+// CHECK-NEXT:      affine.for %[[J:.*]] = 0 to 12 {
+// CHECK-NEXT:      %[[INIT:.*]] = affine.if affine_set<(d0, d1) : (((d0 * -1) + 9) >= 0, ((d1 * -1) + 9) >= 0)>(%[[I]], %[[J]]) -> (f32) {
+// CHECK-NEXT:        %[[L:.*]] = affine.load %[[C:.*]][%[[I]], %[[J]]] : memref<10x10xf32>
+// CHECK-NEXT:        affine.yield %[[L]] : f32
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        affine.yield %[[Z]] : f32
+// CHECK-NEXT:      } {loopopt.padded}
+// CHECK-NEXT:      %[[OUT:.*]] = affine.for %{{.*}} = 0 to 8 step 2 iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK-NOT:         %[[C]][
+// CHECK:             %[[P0:.*]] = arith.mulf
+// CHECK-NEXT:        %[[S0:.*]] = arith.addf %[[ACC]], %[[P0]] : f32
+// CHECK-NOT:         %[[C]][
+// CHECK:             %[[P1:.*]] = arith.mulf
+// CHECK-NEXT:        %[[S1:.*]] = arith.addf %[[S0]], %[[P1]] : f32
+// CHECK-NEXT:        affine.yield %[[S1]] : f32
+// CHECK-NEXT:      } {loopopt.name = "k_t"}
+// CHECK-NEXT:      affine.if affine_set<(d0, d1) : (((d0 * -1) + 9) >= 0, ((d1 * -1) + 9) >= 0)>(%[[I]], %[[J]]) {
+// CHECK-NEXT:        affine.store %[[OUT]], %[[C]][%[[I]], %[[J]]] : memref<10x10xf32>
+// CHECK-NEXT:      } {loopopt.padded}
+// CHECK-NEXT:    } {loopopt.name = "j"}
+// ARRAYS-LABEL: func.func @padded_accumulate
+// ARRAYS:         affine.for %{{.*}} = 0 to 8 step 2 iter_args
+func.func @padded_accumulate(%A: memref<10x8xf32>, %B: memref<8x10xf32>, %C: memref<10x10xf32>) {
+  affine.for %i = 0 to 12 {
+    affine.for %j = 0 to 12 {
+      affine.for %kt = 0 to 8 step 2 {
+        %k1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%kt)
+        %a0 = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+          %x = affine.load %A[%i, %kt] : memref<10x8xf32>
+          affine.yield %x : f32
+        } else {
+          %z = arith.constant 0.000000e+00 : f32
+          affine.yield %z : f32
+        } {loopopt.padded}
+        %b0 = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%j) -> (f32) {
+          %x = affine.load %B[%kt, %j] : memref<8x10xf32>
+          affine.yield %x : f32
+        } else {
+          %z = arith.constant 0.000000e+00 : f32
+          affine.yield %z : f32
+        } {loopopt.padded}
+        %c0 = affine.if affine_set<(d0, d1) : (-d0 + 9 >= 0, -d1 + 9 >= 0)>(%i, %j) -> (f32) {
+          %x = affine.load %C[%i, %j] : memref<10x10xf32>
+          affine.yield %x : f32
+        } else {
+          %z = arith.constant 0.000000e+00 : f32
+          affine.yield %z : f32
+        } {loopopt.padded}
+        %p0 = arith.mulf %a0, %b0 : f32
+        %s0 = arith.addf %c0, %p0 : f32
+        affine.if affine_set<(d0, d1) : (-d0 + 9 >= 0, -d1 + 9 >= 0)>(%i, %j) {
+          affine.store %s0, %C[%i, %j] : memref<10x10xf32>
+        } {loopopt.padded}
+        %a1 = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+          %x = affine.load %A[%i, %k1] : memref<10x8xf32>
+          affine.yield %x : f32
+        } else {
+          %z = arith.constant 0.000000e+00 : f32
+          affine.yield %z : f32
+        } {loopopt.padded}
+        %b1 = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%j) -> (f32) {
+          %x = affine.load %B[%k1, %j] : memref<8x10xf32>
+          affine.yield %x : f32
+        } else {
+          %z = arith.constant 0.000000e+00 : f32
+          affine.yield %z : f32
+        } {loopopt.padded}
+        %c1 = affine.if affine_set<(d0, d1) : (-d0 + 9 >= 0, -d1 + 9 >= 0)>(%i, %j) -> (f32) {
+          %x = affine.load %C[%i, %j] : memref<10x10xf32>
+          affine.yield %x : f32
+        } else {
+          %z = arith.constant 0.000000e+00 : f32
+          affine.yield %z : f32
+        } {loopopt.padded}
+        %p1 = arith.mulf %a1, %b1 : f32
+        %s1 = arith.addf %c1, %p1 : f32
+        affine.if affine_set<(d0, d1) : (-d0 + 9 >= 0, -d1 + 9 >= 0)>(%i, %j) {
+          affine.store %s1, %C[%i, %j] : memref<10x10xf32>
+        } {loopopt.padded}
+      } {loopopt.name = "k_t"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+
+
+// -----
+
+// Within a body: a padded load takes the value of an earlier padded load of the element on the
+// same condition (%y), also across a padded store to another array (%u), never the value of a
+// padded store (%w: where the guard is false it is 0.0, not %z).
+// CHECK-LABEL: func.func @padded_forward
+// CHECK:         %[[X:.*]] = affine.if {{.*}} -> (f32) {
+// CHECK:         } {loopopt.padded}
+// CHECK-NEXT:    %[[S:.*]] = arith.addf %[[X]], %[[X]] : f32
+// CHECK-NEXT:    affine.if
+// CHECK-NEXT:      affine.store %[[S]], %{{.*}}[%{{.*}}] : memref<10xf32>
+// CHECK-NEXT:    } {loopopt.padded}
+// CHECK-NEXT:    %[[T:.*]] = arith.addf %[[X]], %[[S]] : f32
+// CHECK-NEXT:    affine.if
+// CHECK-NEXT:      affine.store %[[T]], %{{.*}}[%{{.*}}] : memref<10xf32>
+// CHECK-NEXT:    } {loopopt.padded}
+// CHECK-NEXT:    %[[W:.*]] = affine.if {{.*}} -> (f32) {
+// CHECK-NEXT:      affine.load
+// CHECK:         } {loopopt.padded}
+// CHECK-NEXT:    affine.if
+// CHECK-NEXT:      affine.store %[[W]], %{{.*}}[%{{.*}}] : memref<10xf32>
+func.func @padded_forward(%X: memref<10xf32>, %Y: memref<10xf32>) {
+  affine.for %i = 0 to 12 {
+    %x = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+      %v = affine.load %X[%i] : memref<10xf32>
+      affine.yield %v : f32
+    } else {
+      %z = arith.constant 0.000000e+00 : f32
+      affine.yield %z : f32
+    } {loopopt.padded}
+    %y = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+      %v = affine.load %X[%i] : memref<10xf32>
+      affine.yield %v : f32
+    } else {
+      %z = arith.constant 0.000000e+00 : f32
+      affine.yield %z : f32
+    } {loopopt.padded}
+    %s = arith.addf %x, %y : f32
+    affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) {
+      affine.store %s, %Y[%i] : memref<10xf32>
+    } {loopopt.padded}
+    %u = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+      %v = affine.load %X[%i] : memref<10xf32>
+      affine.yield %v : f32
+    } else {
+      %z = arith.constant 0.000000e+00 : f32
+      affine.yield %z : f32
+    } {loopopt.padded}
+    %t = arith.addf %u, %s : f32
+    affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) {
+      affine.store %t, %X[%i] : memref<10xf32>
+    } {loopopt.padded}
+    %w = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+      %v = affine.load %X[%i] : memref<10xf32>
+      affine.yield %v : f32
+    } else {
+      %z = arith.constant 0.000000e+00 : f32
+      affine.yield %z : f32
+    } {loopopt.padded}
+    affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) {
+      affine.store %w, %Y[%i] : memref<10xf32>
+    } {loopopt.padded}
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
 // NEGATIVE CASES, from here on: each chunk is refused by 'scalar-replace{loop=L arrays=X}'.
 // expected-error@unknown {{scalar-replace: no loop named 'L'}}
 func.func @no_such_loop(%X: memref<8xf32>) {
@@ -393,6 +554,89 @@ func.func @overlap(%X: memref<8xf32>, %m: index) {
     affine.for %k = 0 to 8 {
       %v = affine.load %X[%i] : memref<8xf32>
       affine.store %v, %X[%m] : memref<8xf32>
+    } {loopopt.name = "L"}
+  }
+  return
+}
+
+// -----
+
+func.func @padded_escapes(%X: memref<10xf32>, %D: memref<10xf32>) {
+  %one = arith.constant 1.000000e+00 : f32
+  affine.for %i = 0 to 12 {
+    // expected-error@+1 {{scalar-replace: cannot keep X in registers across loop 'L': a value read from padded X[%i] reaches D[%i]}}
+    affine.for %k = 0 to 4 {
+      %x = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+        %v = affine.load %X[%i] : memref<10xf32>
+        affine.yield %v : f32
+      } else {
+        %z = arith.constant 0.000000e+00 : f32
+        affine.yield %z : f32
+      } {loopopt.padded}
+      %s = arith.addf %x, %one : f32
+      affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) {
+        affine.store %s, %X[%i] : memref<10xf32>
+      } {loopopt.padded}
+      affine.store %s, %D[%i] : memref<10xf32>
+    } {loopopt.name = "L"}
+  }
+  return
+}
+
+// -----
+
+func.func @padded_and_plain(%X: memref<10xf32>) {
+  %one = arith.constant 1.000000e+00 : f32
+  affine.for %i = 0 to 10 {
+    // expected-error@+1 {{scalar-replace: cannot keep X in registers across loop 'L': X[%i] and X[%i] are one element, accessed both padded and plain}}
+    affine.for %k = 0 to 4 {
+      %x = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+        %v = affine.load %X[%i] : memref<10xf32>
+        affine.yield %v : f32
+      } else {
+        %z = arith.constant 0.000000e+00 : f32
+        affine.yield %z : f32
+      } {loopopt.padded}
+      %s = arith.addf %x, %one : f32
+      affine.store %s, %X[%i] : memref<10xf32>
+    } {loopopt.name = "L"}
+  }
+  return
+}
+
+// -----
+
+func.func @padded_conditions_differ(%X: memref<10xf32>) {
+  %one = arith.constant 1.000000e+00 : f32
+  affine.for %i = 0 to 12 {
+    // expected-error@+1 {{scalar-replace: cannot keep X in registers across loop 'L': X[%i] and X[%i] are one element, padded under different conditions}}
+    affine.for %k = 0 to 4 {
+      %x = affine.if affine_set<(d0) : (-d0 + 9 >= 0)>(%i) -> (f32) {
+        %v = affine.load %X[%i] : memref<10xf32>
+        affine.yield %v : f32
+      } else {
+        %z = arith.constant 0.000000e+00 : f32
+        affine.yield %z : f32
+      } {loopopt.padded}
+      %s = arith.addf %x, %one : f32
+      affine.if affine_set<(d0) : (-d0 + 9 >= 0, -d0 + 7 >= 0)>(%i) {
+        affine.store %s, %X[%i] : memref<10xf32>
+      } {loopopt.padded}
+    } {loopopt.name = "L"}
+  }
+  return
+}
+
+// -----
+
+func.func @padded_guard_varies(%X: memref<10xf32>) {
+  %one = arith.constant 1.000000e+00 : f32
+  affine.for %i = 0 to 10 {
+    // expected-error@+1 {{scalar-replace: cannot keep X in registers across loop 'L': the guard of padded X[%i] varies with the loop}}
+    affine.for %k = 0 to 4 {
+      affine.if affine_set<(d0) : (-d0 + 2 >= 0)>(%k) {
+        affine.store %one, %X[%i] : memref<10xf32>
+      } {loopopt.padded}
     } {loopopt.name = "L"}
   }
   return

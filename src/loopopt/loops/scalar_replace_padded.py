@@ -1,0 +1,158 @@
+"""Scalar replacement of padded accesses: the guarded loads and stores of over-computed tiles.
+
+In a tile that `pad-tiles` rounded up, each access of C[%i, %j] sits under the same guard
+`c` = "the element exists" (see `loopopt.loops.padded_access`). Across a loop L in which `c`
+is invariant, the element is loaded once under `c` before L, carried as an iter_arg, and
+stored once under `c` after L:
+
+Before:
+    affine.for %k = 0 to 8 {
+      %o = affine.if c(%i, %j) -> f32 { C[%i, %j] } else { 0.0 } {loopopt.padded}
+      %s = arith.addf %o, %p
+      affine.if c(%i, %j) { affine.store %s, %C[%i, %j] } {loopopt.padded}
+    }
+After:
+    %C_reg = affine.if c(%i, %j) -> f32 { C[%i, %j] } else { 0.0 } {loopopt.padded}
+    %C_out = affine.for %k = 0 to 8 iter_args(%C_acc = %C_reg) -> (f32) {
+      %s = arith.addf %C_acc, %p   affine.yield %s
+    }
+    affine.if c(%i, %j) { affine.store %C_out, %C[%i, %j] } {loopopt.padded}
+
+Where `c` is false the original loads give 0.0 at every iteration and its stores do nothing,
+while the replaced loop carries the sums: the two differ only in values that nobody sees, as
+long as every value read from the element reaches nothing but pure ops inside L, the iter_args
+of loops inside L (so that an element carried across an inner loop may be carried across L
+too), and the padded stores of the same element (`escape` finds an op that breaks this). An
+element that L only reads needs no such rule: where `c` is false both versions read 0.0.
+
+This module holds the mechanics that `loopopt.loops.scalar_replace` uses for these forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import affine, arith
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.ir import Block, Operation, SSAValue, Use
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine.affine_set import AffineConstraintKind
+from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
+
+from loopopt.dialects.affine_ext import IfOp
+from loopopt.loops.affine_maps import Bound, constant_difference
+from loopopt.loops.guard import Guard, new_if
+from loopopt.loops.padded_access import PADDED, padded_load, padded_store, same_condition
+
+
+def padded_access(op: Operation) -> affine.LoadOp | affine.StoreOp | None:
+    """The load or store that `op` guards when it is a padded load or store, else None."""
+    load = padded_load(op)
+    return load if load is not None else padded_store(op)
+
+
+def wrapper(access: affine.LoadOp | affine.StoreOp) -> IfOp | None:
+    """The padded load or store whose guarded access `access` is, else None."""
+    parent = access.parent_op()
+    if isinstance(parent, IfOp) and padded_access(parent) is access:
+        return parent
+    return None
+
+
+def condition(if_op: IfOp) -> Bound:
+    """The condition of `if_op` as a map over its operands whose results are each `>= 0`
+    (an equality gives two results)."""
+    aset = if_op.condition.data
+    results: list[AffineExpr] = []
+    for constraint in aset.constraints:
+        difference = constraint.lhs - constraint.rhs
+        if constraint.kind == AffineConstraintKind.le:
+            difference = constraint.rhs - constraint.lhs
+        results.append(difference)
+        if constraint.kind == AffineConstraintKind.eq:
+            results.append(constraint.rhs - constraint.lhs)
+    amap = AffineMap(aset.num_dims, aset.num_symbols, tuple(results))
+    return Bound(amap, tuple(if_op.args))
+
+
+def same_guard(a: IfOp | None, b: IfOp | None) -> bool:
+    """Both plain (None), or both padded on the same set and operands."""
+    if a is None or b is None:
+        return a is b
+    return same_condition(a, b)
+
+
+def same_conditions(a: Sequence[AffineExpr], b: Sequence[AffineExpr], count: int) -> bool:
+    """Whether two conditions (`condition` results composed over `count` placeholders) are the
+    same expressions, in the same order."""
+    if len(a) != len(b):
+        return False
+    return all(constant_difference(x, y, count) == 0 for x, y in zip(a, b, strict=True))
+
+
+def _pure(op: Operation, loop: affine.ForOp) -> bool:
+    """An op inside `loop` that only computes values and cannot trap."""
+    if op.regions or op.has_trait(IsTerminator) or not loop.is_ancestor(op):
+        return False
+    return is_side_effect_free(op) and is_speculatable(op)
+
+
+def _carried(use: Use, loop: affine.ForOp) -> list[SSAValue] | None:
+    """Where a value flows through an affine.for inside `loop` (not `loop` itself) when `use`
+    is one of its inits or an operand of its yield: the iter_arg and the result; else None."""
+    op = use.operation
+    if isinstance(op, affine.YieldOp):
+        inner, position = op.parent_op(), use.index
+    elif isinstance(op, affine.ForOp):
+        inner, position = op, use.index - (len(op.operands) - len(op.inits))
+    else:
+        return None
+    if not isinstance(inner, affine.ForOp) or inner is loop or not loop.is_ancestor(inner):
+        return None
+    if position < 0:  # a bound operand
+        return None
+    return [inner.body.block.args[position + 1], inner.results[position]]
+
+
+def escape(
+    accesses: Sequence[affine.LoadOp | affine.StoreOp], loop: affine.ForOp
+) -> Operation | None:
+    """The first op found that a value read by the padded loads among `accesses` (or computed
+    from one) reaches, other than a pure op inside `loop`, an affine.for inside `loop` that
+    carries it (as an init, and its yield) and the stored value of a padded store among
+    `accesses`; None when there is none, so the values read never leave those ops."""
+    stores = {a for a in accesses if isinstance(a, affine.StoreOp)}
+    loads = [wrapper(a) for a in accesses if isinstance(a, affine.LoadOp)]
+    pending: list[SSAValue] = [load.results[0] for load in loads if load is not None]
+    seen: set[SSAValue] = set(pending)
+    while pending:
+        value = pending.pop()
+        for use in value.uses:
+            op = use.operation
+            if op in stores and isinstance(op, affine.StoreOp) and op.value is value:
+                continue
+            reached = _carried(use, loop)
+            if reached is None and not _pure(op, loop):
+                return op
+            for result in reached if reached is not None else op.results:
+                if result not in seen:
+                    seen.add(result)
+                    pending.append(result)
+    return None
+
+
+def new_padded_load(load: affine.LoadOp, zero: arith.ConstantOp, guard: Guard) -> IfOp:
+    """A padded load of `load` (a new op) under `guard`: its value, else `zero`."""
+    then_block = Block([load, affine.YieldOp.get(load.result)])
+    else_block = Block([zero, affine.YieldOp.get(zero.result)])
+    if_op = new_if(guard, then_block, else_block)
+    if_op.attributes[PADDED] = UnitAttr()
+    if_op.results[0].name_hint = load.result.name_hint
+    return if_op
+
+
+def new_padded_store(store: affine.StoreOp, guard: Guard) -> IfOp:
+    """A padded store of `store` (a new op) under `guard`."""
+    if_op = new_if(guard, Block([store, affine.YieldOp.get()]), None)
+    if_op.attributes[PADDED] = UnitAttr()
+    return if_op
