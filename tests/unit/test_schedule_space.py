@@ -316,9 +316,11 @@ def test_candidates_fit_divide_and_are_unique_and_ordered() -> None:
 
 
 def test_fallbacks_and_refusal() -> None:
-    guarded = candidates(_of(workloads.SGEMM, (33, 20, 12)), SM90)
-    assert guarded and all(dict(s.params).get("guarded") == 1 for s in guarded)
-    assert all("pipeline-copies" not in s.pipeline for s in guarded)
+    padded = candidates(_of(workloads.SGEMM, (33, 20, 12)), SM90)
+    assert padded and all(dict(s.params).get("padded") == 1 for s in padded)
+    assert all("pad-tiles{loops=i_t2,j_t2,i,j,k}" in s.pipeline for s in padded)
+    assert all("stages" not in s.pipeline for s in padded)
+    assert any("pipeline-copies{loop=k_t}" in s.pipeline for s in padded)
     mapped = candidates(_of(workloads.CONV2D, (7, 9, 3, 3)), SM90)
     assert mapped and {s.recipe for s in mapped} == {"map"}
     assert "loop-unroll{unroll-factor=2 loop=q}" in mapped[1].pipeline

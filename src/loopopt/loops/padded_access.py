@@ -40,9 +40,10 @@ def _ops(op: IfOp, region: int) -> list[Operation]:
     return list(regions[region].block.ops)
 
 
-def padded_load(op: Operation) -> affine.LoadOp | None:
-    """The load of a padded load (see the module docstring), else None."""
-    if not isinstance(op, IfOp) or PADDED not in op.attributes or len(op.res) != 1:
+def fill_load(op: Operation) -> affine.LoadOp | None:
+    """The load of an affine.if that yields it where its condition holds and the constant 0
+    elsewhere (a padded load, or promote's copy of an element of a zero-filled box)."""
+    if not isinstance(op, IfOp) or len(op.res) != 1:
         return None
     then, other = _ops(op, 0), _ops(op, 1)
     if len(then) != 2 or len(other) != 2:
@@ -58,8 +59,17 @@ def padded_load(op: Operation) -> affine.LoadOp | None:
     value = zero.value
     if not isinstance(value, FloatAttr | IntegerAttr) or value.value.data != 0:
         return None
-    if tuple(fallback.operands) != (zero.result,):
+    return load if tuple(fallback.operands) == (zero.result,) else None
+
+
+def padded_load(op: Operation) -> affine.LoadOp | None:
+    """The load of a padded load (see the module docstring), else None."""
+    if PADDED not in op.attributes:
         return None
+    load = fill_load(op)
+    if load is None:
+        return None
+    assert isinstance(op, IfOp)
     return load if bounds_only(op, load) else None
 
 

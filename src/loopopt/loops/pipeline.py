@@ -44,6 +44,7 @@ from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.affine_maps import MapBuilder, lower_bound
 from loopopt.loops.bounds import append_iter_args, iteration_value
 from loopopt.loops.nest import defined_inside, iv, step_of, trip_count
+from loopopt.loops.padded_access import fill_load
 
 READS = (affine.LoadOp, memref.LoadOp, memref.DimOp)
 
@@ -84,27 +85,31 @@ def _index_chain(value: SSAValue, loop: affine.ForOp, chain: list[Operation]) ->
     return True
 
 
-def prefetchable(loop: affine.ForOp) -> list[tuple[affine.LoadOp, list[Operation]]]:
+def prefetchable(loop: affine.ForOp) -> list[tuple[Operation, list[Operation]]]:
     """The loads of `loop`'s body that can be issued one iteration early, each with the
-    affine.apply ops its indices need (see the module docstring)."""
+    affine.apply ops its indices need (see the module docstring). A load under an affine.if
+    that yields 0 where it fails (`fill_load`: the zero-filled copies of padded tiles) is
+    issued early as a whole, condition and all."""
     scope = _function(loop)
-    found: list[tuple[affine.LoadOp, list[Operation]]] = []
+    found: list[tuple[Operation, list[Operation]]] = []
     for op in loop.body.block.ops:
-        if not isinstance(op, affine.LoadOp):
+        load = op if isinstance(op, affine.LoadOp) else fill_load(op)
+        if load is None:
             continue
-        users = [use.operation for use in op.result.uses]
+        users = [use.operation for use in op.results[0].uses]
         if not users or not all(isinstance(u, affine.StoreOp) for u in users):
             continue
-        if not read_only(op.memref, scope):
+        if not read_only(load.memref, scope):
             continue
         chain: list[Operation] = []
-        if all(_index_chain(v, loop, chain) for v in op.indices):
+        needed = [*op.operands, *load.indices] if op is not load else list(load.indices)
+        if all(_index_chain(v, loop, chain) for v in needed):
             found.append((op, chain))
     return found
 
 
 def _clone_at(
-    load: affine.LoadOp, chain: Sequence[Operation], at: SSAValue, loop: affine.ForOp
+    load: Operation, chain: Sequence[Operation], at: SSAValue, loop: affine.ForOp
 ) -> list[Operation]:
     """Copies of `chain` and `load` computing the load for the IV value `at`."""
     mapping: dict[SSAValue, SSAValue] = {iv(loop): at}
@@ -118,7 +123,7 @@ def _clone_at(
 
 
 def pipeline_loads(
-    loop: affine.ForOp, loads: Sequence[tuple[affine.LoadOp, list[Operation]]]
+    loop: affine.ForOp, loads: Sequence[tuple[Operation, list[Operation]]]
 ) -> affine.ForOp:
     """Issue `loads` (from `prefetchable(loop)`) one iteration early; returns the rebuilt loop.
     `loop` must have a constant trip count >= 1."""
@@ -140,7 +145,7 @@ def pipeline_loads(
     body = loop.body.block
     carried = body.args[len(body.args) - len(loads) :]
     last_store = max(
-        (body.get_operation_index(use.operation) for load, _ in loads for use in load.result.uses)
+        body.get_operation_index(use.operation) for load, _ in loads for use in load.results[0].uses
     )
     anchor = list(body.ops)[last_store].next_op
     assert anchor is not None
@@ -158,8 +163,8 @@ def pipeline_loads(
         for op in ops:
             body.insert_op_before(op, anchor)
         fetched.append(ops[-1].results[0])
-        load.result.replace_all_uses_with(arg)
-        arg.name_hint = load.result.name_hint
+        load.results[0].replace_all_uses_with(arg)
+        arg.name_hint = load.results[0].name_hint
     yield_op = body.last_op
     assert isinstance(yield_op, affine.YieldOp)
     new_yield = affine.YieldOp.get(*yield_op.operands, *fetched)

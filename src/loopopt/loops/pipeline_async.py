@@ -134,6 +134,8 @@ def async_copies(loop: affine.ForOp) -> list[Copy]:
     limit = body.get_operation_index(barrier)
     found: list[Copy] = []
     for load, chain in prefetchable(loop):
+        if not isinstance(load, affine.LoadOp):
+            continue  # a zero-filled copy (fill_load): no cp.async zero fill here yet
         users = [use.operation for use in load.result.uses]
         if len(users) != 1 or not isinstance(users[0], affine.StoreOp):
             continue

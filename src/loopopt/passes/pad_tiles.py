@@ -27,7 +27,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import functions, named_loops
+from loopopt.loops.nest import find_loops, functions, named_loops
 from loopopt.loops.pad import pad_tiles
 from loopopt.passes import LoopoptPass
 
@@ -39,7 +39,7 @@ class PadTilesPass(LoopoptPass):
     name = "pad-tiles"
 
     loops: tuple[str, ...] = ()
-    """The tile and point loops to pad, by loopopt.name."""
+    """The tile and point loops to pad, by loopopt.name (each must exist somewhere)."""
 
     func: str | None = None
     """Only this function."""
@@ -48,5 +48,8 @@ class PadTilesPass(LoopoptPass):
         if not self.loops:
             raise LoopoptError(f"{self.name}: missing option loops=NAME,... (loops to pad)")
         for fn in functions(op, self.func):
-            targets = [loop for name in self.loops for loop in named_loops(fn, name, self.name)]
-            pad_tiles(targets, self.name)
+            targets = [loop for name in self.loops for loop in find_loops(fn, name)]
+            if targets:
+                pad_tiles(targets, self.name)
+        for name in self.loops:
+            named_loops(op, name, self.name)  # each name must exist

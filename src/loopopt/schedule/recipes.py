@@ -14,8 +14,10 @@ pipeline refers to: `<loop>_t` for `loop-tile`'s tile loops (loops/tile.py, made
 exist only when a copy has more elements than the block has threads.
 
 The fast recipes (matmul, conv) fully unroll loops, so their tiles must divide the trip counts
-they unroll (schedule/space.py only offers those); `matmul(guarded=True)` and `stencil` handle
-partial tiles, and `map_nest` maps any nest with a parallel loop.
+they unroll (schedule/space.py only offers those) unless they are padded: `matmul(padded=True)`
+runs partial tiles as full ones (`pad-tiles`: guarded accesses, zero-filled shared tiles), so
+odd sizes keep the unrolled register tile; `stencil` handles partial tiles with guards, and
+`map_nest` maps any nest with a parallel loop.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ PAD = 4
 
 def fresh(summary: NestSummary, base: str) -> str:
     """The name `loop-tile` gives a tile loop: `base`, or `base2`, `base3` … when taken."""
-    taken = {loop.name for loop in summary.loops}
+    return _fresh_among([loop.name for loop in summary.loops], base)
+
+
+def _fresh_among(names: Sequence[str], base: str) -> str:
+    taken = set(names)
     name, counter = base, 2
     while name in taken:
         name, counter = f"{base}{counter}", counter + 1
@@ -62,7 +68,7 @@ def matmul(
     pipelined: bool = True,
     min_blocks: int = 0,
     outer_product: bool = False,
-    guarded: bool = False,
+    padded: bool = False,
     copy_vector: int = 1,
     stages: int = 0,
 ) -> Schedule:
@@ -71,8 +77,10 @@ def matmul(
     k-major: a slice whose last dimension is k is transposed), a tm x tn register tile per
     thread with C's accumulators in registers across k_t (scalar-replace); copies unrolled
     and, when `pipelined`, issued one k_t ahead; `min_blocks` blocks per SM (launch bounds).
-    `outer_product` puts k outside the register tile. `guarded`: for tiles that do not divide
-    the trip counts: the register tile is unrolled by tm, tn with remainders, no pipelining.
+    `outer_product` puts k outside the register tile. `padded`: for tiles that do not divide
+    the trip counts: `pad-tiles` runs the partial tiles as full ones (loads outside the arrays
+    read zeros, stores outside are skipped), so everything still unrolls; the copies are
+    guarded (register double buffering issues them ahead, guards and all; no rings).
     `copy_vector`: threads copy that many consecutive elements at a time (128-bit accesses).
     `stages` >= 2 (sm_80+): the copies are cp.async into rings of that many shared slices,
     issued stages - 1 slices ahead, without registers; the slices keep the arrays' layout (a
@@ -94,36 +102,39 @@ def matmul(
     # A tile's copy (clipped to its loops' trip counts) is spread over the block's threads,
     # `copy_vector` elements at a time where they divide its rows, in a round loop named
     # <array>_copy_in when it has more of those than the block has threads.
-    box = {name: min(size[name], summary.loop(name).trip) for name in band}
+    box = {
+        name: size[name] if padded else min(size[name], summary.loop(name).trip) for name in band
+    }
     copies = []
     for array, other, k_last in ((r.a, r.i, r.a_k_last), (r.b, r.j, r.b_k_last)):
         row = box[r.k] if k_last else box[other]
         vector = copy_vector if row % copy_vector == 0 else 1
         if box[other] * box[r.k] // vector > threads[0] * threads[1]:
             copies.append(f"loop-unroll{{unroll-full loop={array}_copy_in}}")
-    if guarded:
-        compute = [
-            f"loop-unroll{{unroll-factor={thread[name]} loop={name}}}"
-            for name in (p1, p0)
-            if thread[name] > 1
-        ]
-    else:
-        compute = [f"loop-unroll{{unroll-full loop={name}}}" for name in (r.k, p1, p0)]
-    ring = stages if stages >= 2 and not guarded else 0
+    compute = [f"loop-unroll{{unroll-full loop={name}}}" for name in (r.k, p1, p0)]
+    ring = stages if stages >= 2 and not padded else 0
     pipelined = pipelined and not ring
     transposed = () if ring else tuple(a for a, t in ((r.a, r.a_k_last), (r.b, r.b_k_last)) if t)
     copy_ahead = [f"pipeline-copies{{loop={kt} stages={ring} async}}"] if ring else []
-    if pipelined and not guarded:
+    if pipelined:
         copy_ahead = [f"pipeline-copies{{loop={kt}}}"]
+    promotes = [
+        f"promote{{arrays={a} loop={kt} memory-space=shared pad={PAD}"
+        + (" transpose}" if a in transposed else "}")
+        for a in (r.a, r.b)
+    ]
+    thread_tile = f"loop-tile{{loops={p0},{p1} tile-sizes={thread[p0]},{thread[p1]}}}"
+    if padded:  # the thread tile first: pad-tiles pads its loops too, promote sees the pads
+        taken = [*(loop.name for loop in summary.loops), *(fresh(summary, f"{n}_t") for n in band)]
+        tiles = [_fresh_among(taken, f"{p}_t") for p in (p0, p1)]
+        pad = f"pad-tiles{{loops={_join([*tiles, p0, p1, r.k])}}}"
+        tiling = [thread_tile, pad, *promotes]
+    else:
+        tiling = [*promotes, thread_tile]
     pipeline = [
         *reorder(summary, band),
         f"loop-tile{{tile-sizes={_join(size[n] for n in band)}}}",
-        *(
-            f"promote{{arrays={a} loop={kt} memory-space=shared pad={PAD}"
-            + (" transpose}" if a in transposed else "}")
-            for a in (r.a, r.b)
-        ),
-        f"loop-tile{{loops={p0},{p1} tile-sizes={thread[p0]},{thread[p1]}}}",
+        *tiling,
         *(
             [f"loop-interchange{{loops={p0},{p1},{r.k} permutation=1,2,0}}"]
             if outer_product
@@ -136,13 +147,13 @@ def matmul(
         f"scalar-replace{{loop={kt}}}",
     ]
     params = [("bm", bm), ("bn", bn), ("bk", bk), ("tm", tm), ("tn", tn)]
-    params += [("pipelined", int(pipelined and not guarded))]
+    params += [("pipelined", int(pipelined))]
     params += [
         (k, int(v))
         for k, v in (
             ("min_blocks", min_blocks),
             ("outer_product", outer_product),
-            ("guarded", guarded),
+            ("padded", padded),
             ("copy_vector", copy_vector if copy_vector > 1 else 0),
             ("stages", ring),
         )
@@ -160,9 +171,9 @@ def matmul(
         shared=(r.a, r.b),
         pad=PAD,
         transposed=transposed,
-        unrolled=() if guarded else (r.k, p1, p0),
+        unrolled=(r.k, p1, p0),
         registers=(r.c,),
-        pipelined=pipelined and not guarded,
+        pipelined=pipelined,
         min_blocks=min_blocks,
         extra=tuple(extra),
     )

@@ -21,8 +21,9 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
 
 The fast matmul and conv recipes fully unroll, so only tiles that divide the trip counts they
 unroll are offered (and, pipelined, a block's threads must divide each copy); when none does,
-the space falls back to guarded matmul tiles (no pipelining, scalar copies, register tiles
-up to 4 x 4: they unroll with remainders), or to the map recipe. Tiles far larger than a
+the space falls back to padded matmul tiles (`pad-tiles`: partial tiles run as full ones,
+zero-filled scalar copies, register double buffering or none, no cp.async rings), or to the
+map recipe. Tiles far larger than a
 loop (twice its trip count or more) are left out. Last, what does not fit the device goes
 (schedule/occupancy.misfit: threads, shared memory, registers, occupancy), and so do blocks of
 fewer than 32 threads (a partial warp). An empty space (no parallel loop, nothing fits) is an
@@ -60,7 +61,7 @@ def candidates(summary: NestSummary, device: Device) -> list[Schedule]:
     kind = classify(summary)
     found = _fitting(SPACES[kind](summary), summary, device)
     if not found and kind == "matmul":
-        found = _fitting(_guarded_matmul(summary), summary, device)
+        found = _fitting(_padded_matmul(summary), summary, device)
     if not found and kind != "map":
         found = _fitting(_map(summary), summary, device)
     return found
@@ -130,7 +131,7 @@ ASYNC_STAGES = 3
 the fastest measured)."""
 
 
-def _guarded_matmul(summary: NestSummary) -> Iterable[Schedule]:
+def _padded_matmul(summary: NestSummary) -> Iterable[Schedule]:
     r = matmul_roles(summary)
     assert r is not None
     m, n, k = (summary.loop(name).trip for name in (r.i, r.j, r.k))
@@ -138,11 +139,15 @@ def _guarded_matmul(summary: NestSummary) -> Iterable[Schedule]:
         _upto((32, 64, 128), m),
         _upto((32, 64, 128), n),
         _upto((8, 16, 32), k),
-        (1, 2, 4),
-        (1, 2, 4),
+        (1, 2, 4, 8),
+        (1, 2, 4, 8),
+        (True, False),
     )
-    for bm, bn, bk, tm, tn in tiles:
-        yield recipes.matmul(summary, bm, bn, bk, tm, tn, pipelined=False, guarded=True)
+    for bm, bn, bk, tm, tn, pipelined in tiles:
+        threads = (bm // tm) * (bn // tn)
+        if pipelined and (bm * bk % threads or bk * bn % threads):
+            continue  # a guarded copy round cannot be issued ahead
+        yield recipes.matmul(summary, bm, bn, bk, tm, tn, pipelined, padded=True)
 
 
 def _conv(summary: NestSummary) -> Iterable[Schedule]:
