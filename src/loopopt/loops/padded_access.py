@@ -20,10 +20,12 @@ replace it. `promote` and `scalar-replace` recognize these forms with `padded_lo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType, MemRefType
-from xdsl.ir import Attribute, Operation
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.ir.affine.affine_set import AffineConstraintKind
 
 from loopopt.dialects.affine_ext import IfOp
@@ -75,23 +77,38 @@ def padded_load(op: Operation) -> affine.LoadOp | None:
 
 def bounds_only(op: IfOp, access: affine.LoadOp | affine.StoreOp) -> bool:
     """Whether every constraint of `op` is one of `access`'s in-bounds conditions (so where
-    it fails, the element is outside the array)."""
+    it fails, the element is outside the array), affine.apply ops and constants composed on
+    both sides (unrolling rewrites an access's indices and the guard's operands differently)."""
     builder = MapBuilder()
     inside = in_bounds(access, builder)
     if inside is None:
         return False
     aset = op.condition.data
-    args = tuple(op.args)
-    dims = [builder.value(v) for v in args[: aset.num_dims]]
-    syms = [builder.value(v, symbol=True) for v in args[aset.num_dims :]]
+    if any(c.kind != AffineConstraintKind.ge for c in aset.constraints):
+        return False
+    exprs = tuple(c.lhs - c.rhs for c in aset.constraints)
+    guard = AffineMap(aset.num_dims, aset.num_symbols, exprs)
     known = {builder.simplified(c) for c in inside}
-    for constraint in aset.constraints:
-        if constraint.kind != AffineConstraintKind.ge:
-            return False
-        expr = (constraint.lhs - constraint.rhs).replace_dims_and_symbols(dims, syms)
-        if builder.simplified(expr) not in known:
-            return False
-    return True
+    return all(builder.simplified(c) in known for c in _composed(guard, tuple(op.args), builder))
+
+
+def _composed(
+    amap: AffineMap, operands: Sequence[SSAValue], builder: MapBuilder
+) -> list[AffineExpr]:
+    """`amap`'s results over `builder`'s placeholders (all dims), affine.apply ops and index
+    constants among the operands composed into them."""
+    values: list[AffineExpr] = []
+    for value in operands:
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            values.append(AffineExpr.constant(owner.value.value.data))
+        elif isinstance(owner, affine.ApplyOp):
+            inner = owner.map.data
+            values.append(_composed(inner, tuple(owner.mapOperands), builder)[0])
+        else:
+            values.append(builder.value(value))
+    dims, syms = values[: amap.num_dims], values[amap.num_dims :]
+    return [r.replace_dims_and_symbols(dims, syms) for r in amap.results]
 
 
 def padded_store(op: Operation) -> affine.StoreOp | None:
@@ -116,10 +133,7 @@ def in_bounds(
     shape = memref_type.get_shape()
     if any(size < 0 for size in shape):
         return None
-    amap = access.map.data
-    operands = [builder.value(v) for v in access.indices]  # all dims: guards compare equal
-    dims, syms = operands[: amap.num_dims], operands[amap.num_dims :]
-    indices = [r.replace_dims_and_symbols(dims, syms) for r in amap.results]
+    indices = _composed(access.map.data, tuple(access.indices), builder)
     conditions: list[AffineExpr] = []
     for index, size in zip(indices, shape, strict=True):
         conditions += [index, AffineExpr.constant(size - 1) - index]
