@@ -26,13 +26,15 @@ import loopopt  # noqa: E402
 SMALL = {
     "sgemm-4096": (256, 256, 256),
     "sgemm-1088": (192, 192, 192),
+    "sgemm-1000": (150, 130, 45),
     "sgemm-atb-2048": (256, 128, 64),
     "conv2d-4096-3x3": (96, 64, 3, 3),
     "conv2d-4096-16x16": (128, 128, 16, 16),
     "conv3d-608-8x8x8": (16, 32, 32, 8, 8, 8),
     "jacobi2d-8192": (202, 150),
 }
-"""Workload name -> small sizes (jacobi's interior 200 x 148: partial tiles, guarded rows)."""
+"""Workload name -> small sizes (sgemm-1000: padded partial tiles in i, j and k; jacobi's
+interior 200 x 148: partial tiles, guarded rows)."""
 
 
 def main() -> int:

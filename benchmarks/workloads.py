@@ -371,6 +371,8 @@ WORKLOADS: tuple[Workload, ...] = (
     _sgemm(2496),
     _sgemm(5312),
     _sgemm(8000),
+    _sgemm(1000),
+    _sgemm(3001),
     Workload(
         "sgemm-atb-2048",
         SGEMM_ATB,

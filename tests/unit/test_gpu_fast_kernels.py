@@ -24,6 +24,9 @@ pytestmark = pytest.mark.gpu
         (192, 256, 96, schedules.SGEMM),
         (128, 128, 32, schedules.sgemm(128, 128, 8, 8, 8)),
         (128, 64, 24, schedules.sgemm(64, 64, 8, 4, 4, pipelined=False)),
+        (333, 250, 77, schedules.SGEMM_PADDED),  # partial tiles in i, j and k
+        (7, 5, 3, schedules.SGEMM_PADDED),  # one partial tile
+        (100, 70, 45, schedules.sgemm(64, 64, 16, 8, 4, pipelined=False, padded=True)),
     ],
 )
 def test_sgemm_schedules(m: int, n: int, k: int, pipeline: str, rng: np.random.Generator) -> None:
