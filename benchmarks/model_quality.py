@@ -4,14 +4,14 @@
     python benchmarks/model_quality.py --from-json FILE [--device sm_90]   # re-score, no GPU
     python benchmarks/model_quality.py --small --target cpu                # smoke run, no GPU
 
-For each kernel (sgemm 4096³, 1088³ and 1000³ (padded tiles), AᵀB 2048², conv2d 4096² 3×3
-and 16×16, conv3d 608³, jacobi2d 8192²; `--quick`: the same nests smaller) the nest is
-summarized, its whole candidate space enumerated (schedule/space.py) and each candidate's time
-predicted (schedule/cost_model.py). A space of at most `--per-kernel` (56) schedules is
-measured whole; a larger one (sgemm's hold hundreds) by the model's 8 best and the rest evenly
-spaced along the model's ranking, so that 8 minutes suffice on an H200 machine. The tuner
-(schedule/tune.py) measures them: built in parallel, verified against the workload's float64 reference (on the
-GPU with torch), compile errors, wrong results, crashes and timeouts +inf, results cached.
+For each kernel (sgemm 4096³, 1088³ and 1000³ (padded tiles), AᵀB 2048², conv2d 4096² 3×3 and
+16×16, conv3d 608³, jacobi2d 8192²; `--quick`: the same nests smaller) the nest is summarized,
+its whole candidate space enumerated (schedule/space.py) and each candidate's time predicted
+(schedule/cost_model.py). A space of at most `--per-kernel` (56) schedules is measured whole; a
+larger one (sgemm's hold hundreds) by the model's 8 best and the rest evenly spaced along the
+model's ranking, so that 8 minutes suffice on an H200 machine. The tuner (schedule/tune.py)
+measures them: built in parallel, verified against the workload's float64 reference (on the GPU
+with torch), compile errors, wrong results, crashes and timeouts +inf, results cached.
 
 Per kernel: the Spearman rank correlation of predicted and measured times over the candidates
 that ran (the others are counted apart), the model's pick (lowest prediction) measured / the
