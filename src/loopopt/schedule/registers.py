@@ -29,6 +29,9 @@ COPY_ADDRESS_REGISTERS, COPY_OVERLAP and OVERHEAD_REGISTERS to ptxas -v on 207 S
 COPY_OVERLAP = 4
 """Without pipelining, a quarter of a step's copies are in flight during the previous step's
 compute (the compiler issues the loads of invariant data ahead of the barrier)."""
+PADDED_COPY_REGISTERS = 2
+"""Registers a zero-filled copy (pad-tiles: guarded, scalar) holds besides those of a plain
+one: its in-bounds predicate and its own address (no shared base with its neighbours)."""
 OVERHEAD_REGISTERS = 13
 """Indices, bounds and loop counters a thread keeps besides its data (+ 2 per array)."""
 REGISTER_ERROR = 0.15
@@ -103,7 +106,8 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
             width = copy_width(schedule, extents)
             per_thread = -(-math.prod(extents) // width // schedule.threads_per_block)
             values = 0 if schedule.stages > 1 else width * words
-            copies += per_thread * (values + COPY_ADDRESS_REGISTERS)
+            guard = PADDED_COPY_REGISTERS if dict(schedule.params).get("padded") else 0
+            copies += per_thread * (values + COPY_ADDRESS_REGISTERS + guard)
     fragments = _live_operands(operands, summary, unrolled, reductions, first)
     sequential = sum(1 for n in names if n not in schedule.unrolled and m.thread[n] > 1)
     overhead = OVERHEAD_REGISTERS + 2 * len(by_array(summary)) + sequential

@@ -51,6 +51,11 @@ REUSE_RUNS = 8
 """Consecutive runs of the innermost sequential loop whose shared sectors L1 serves once."""
 LOOP_INSTRUCTIONS = 3
 """Instructions per run of a thread's loop: increment, compare, branch."""
+COPY_INSTRUCTIONS = 2
+"""Instructions per copy besides its load and store: address and guard."""
+PADDED_COPY_INSTRUCTIONS = 6
+"""Those of a zero-filled copy (pad-tiles): its own 64-bit address, the in-bounds tests of
+both coordinates and the select of 0."""
 
 
 @dataclass
@@ -353,7 +358,8 @@ def _staged(
         warp.wavefronts += rounds * (loads_cycles + waves)
         warp.shared_wavefronts += rounds * waves
         warp.shared_ideal += rounds * ideal
-        warp.instructions += 2 * rounds  # addresses and guard
+        padded = dict(schedule.params).get("padded")
+        warp.instructions += rounds * (PADDED_COPY_INSTRUCTIONS if padded else COPY_INSTRUCTIONS)
         if copy_in:
             warp.global_loads += rounds * len(sectors)
             warp.shared_stores += rounds * stores
