@@ -53,11 +53,15 @@ SGEMM_64 = sgemm(64, 64, 16, 8, 4, copy_vector=4)
 tiles of 128 threads. H200, 1088³: 0.102 ms, 25 TFLOP/s (0.80x cuBLAS)."""
 SGEMM_1088 = SGEMM_2496 = SGEMM_5312 = SGEMM_8000 = SGEMM_64
 
-SGEMM_PADDED = sgemm(64, 128, 32, 8, 4, padded=True)
+SGEMM_PADDED = sgemm(64, 64, 16, 8, 4, padded=True)
 """Sizes no tile divides (1000 = 8·125, 3001 prime): pad-tiles runs the partial tiles as full
 ones (zero-filled shared tiles, guarded C), so the 8 x 4 register tile stays unrolled; the
-copies are scalar and issued a k step ahead through registers (no cp.async ring)."""
-SGEMM_1000 = SGEMM_3001 = SGEMM_PADDED
+copies are scalar and issued a k step ahead through registers (no cp.async ring). H200:
+3001³ 1.75 ms (0.72x cuBLAS; 64 x 128 x 32: 1.84 ms; unpipelined 2.5x slower)."""
+SGEMM_1000 = sgemm(64, 64, 8, 8, 4, padded=True)
+"""H200, 1000³: 0.079 ms (0.77x cuBLAS; 1024³ with full tiles: 0.075 ms), the fastest of the
+56 padded schedules model_quality.py measured."""
+SGEMM_3001 = SGEMM_PADDED
 
 
 def conv2d(bi: int, bj: int, rows: int, constant: bool = False) -> str:
