@@ -154,3 +154,21 @@ def test_emulated_padded_sgemm(sizes: tuple[int, int, int], tiles: tuple[int, ..
     emulate(module, reverse=True)
     run_function(module, "sgemm", [a, b, c])
     assert np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-4
+
+
+def test_emulated_padded_atb() -> None:
+    """C += Aᵀ B: A[k, i] is padded in its first dimension (k) and its second (i)."""
+    m, n, k = 50, 37, 21
+    text = workloads.sgemm_atb_mlir((m, n, k))
+    summary = summarize_module(parse_module(text, workloads.SGEMM_ATB.func))
+    schedule = recipes.matmul(summary, 32, 32, 8, 4, 4, pipelined=False, padded=True)
+    module = parse_module(
+        transform(text, schedule.pipeline.replace(",scalar-replace{loop=k_t}", ""))
+    )
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((k, m)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = np.zeros((m, n), np.float32)
+    emulate(module)
+    run_function(module, workloads.SGEMM_ATB.func, [a, b, c])
+    assert np.abs(c - a.T.astype(np.float64) @ b.astype(np.float64)).max() < 1e-4
