@@ -6,7 +6,11 @@ but the newest N) and the barriers it passed (its phase: every thread passes the
 barriers, so equal phases mean "no barrier in between"). Each element of a ring (a buffer
 that cp.async writes) records the group and the thread of its last copy, and the phase and
 the thread of its last reads (or SEVERAL threads).
-- A copy writes its element when it is issued (the earliest it may land) and tags it.
+- A copy writes its element when it is issued (the earliest it may land) and tags it. With a
+  source size (`nvvm.cp.async.copy ..., 16, %bytes`), the elements past %bytes are zeros (an
+  element cut in two by it is NaN). Every element of a copy's source range must lie in the
+  array, even the unread ones (pipeline-copies points zero-filling copies at the array's
+  first element): one outside it is NaN, and is not read.
 - A read of an element whose copy its thread has not waited for gives NaN (the copy may land
   as late as the wait): a missing or too weak wait; or, when another thread waited in this
   same phase, a missing barrier (in one thread order the read comes first).
@@ -31,6 +35,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
+    i32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -97,6 +102,21 @@ class _Ops:
     def nan(self, t: Attribute) -> SSAValue:
         assert isinstance(t, AnyFloat), "the emulated cp.async copies floats"
         return self.add(arith.ConstantOp(FloatAttr(float("nan"), t)))
+
+    def float(self, value: float, t: Attribute) -> SSAValue:
+        assert isinstance(t, AnyFloat), "the emulated cp.async copies floats"
+        return self.add(arith.ConstantOp(FloatAttr(value, t)))
+
+    def both(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(arith.AndIOp(a, b))
+
+    def extent(self, array: SSAValue, dim: int) -> SSAValue:
+        t = array.type
+        assert isinstance(t, MemRefType)
+        size = t.get_shape()[dim]
+        if size >= 0:
+            return self.add(_index(size))
+        return self.add(memref.DimOp.from_source_and_index(array, self.add(_index(dim))))
 
 
 class _AsyncCopies:
@@ -192,6 +212,26 @@ class _AsyncCopies:
         other = b.cmp(b.load(tags.reader, offset), self.tid, "ne")
         return b.add(arith.AndIOp(same, other))
 
+    def _source(self, b: _Ops, op: CpAsyncCopyOp, src: Sequence[SSAValue], k: int) -> SSAValue:
+        """Element `k` of the copy: read from `src` (in the array), zero past the source size,
+        NaN where `src` is outside the array or the source size cuts the element."""
+        zero = b.add(_index(0))
+        inside = b.add(arith.ConstantOp(IntegerAttr(1, 1)))
+        for dim, index in enumerate(src):
+            low = b.cmp(index, zero, "sge")
+            high = b.cmp(index, b.extent(op.src, dim), "slt")
+            inside = b.both(inside, b.both(low, high))
+        safe = [b.select(inside, index, zero) for index in src]
+        value = b.add(memref.LoadOp.get(op.src, safe))
+        t = value.type
+        if op.src_size is not None:
+            width = op.size.value.data // op.elements()
+            bound = [b.add(arith.ConstantOp(IntegerAttr(n * width, i32))) for n in (k, k + 1)]
+            read = b.cmp(bound[1], op.src_size, "sle")
+            unread = b.cmp(bound[0], op.src_size, "sge")
+            value = b.select(read, value, b.select(unread, b.float(0.0, t), b.nan(t)))
+        return b.select(inside, value, b.nan(t))
+
     def _copy(self, op: CpAsyncCopyOp) -> list[Operation]:
         b = _Ops()
         group = b.load(self.committed, self.tid)
@@ -201,7 +241,7 @@ class _AsyncCopies:
             src = [*op.src_indices[:-1], b.add(arith.AddiOp(op.src_indices[-1], step))]
             dst = [*op.dst_indices[:-1], b.add(arith.AddiOp(op.dst_indices[-1], step))]
             offset = self._offset(b, op.dst.type, dst)
-            value = b.add(memref.LoadOp.get(op.src, src))
+            value = self._source(b, op, src, k)
             race = self._read_by_other(b, tags, offset)
             b.ops.append(memref.StoreOp.get(b.select(race, b.nan(value.type), value), op.dst, dst))
             b.store(group, tags.group, offset)

@@ -1,6 +1,7 @@
 """pipeline-copies{stages=N async} (loops/pipeline_async.py): cp.async copies into rings of
-shared tiles; the nvvm cp.async ops, their lowering to PTX, and emulated runs (gpu_emulator)
-that a missing wait or barrier breaks."""
+shared tiles, zero-filled ones for padded tiles (source sizes); the nvvm cp.async ops, their
+lowering to PTX, and emulated runs (gpu_emulator) that a missing wait or barrier, or a missing
+zero fill, breaks."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from gpu_emulator import emulate
 from xdsl.dialects import affine
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
 
-from loopopt.analysis.alignment import value_multiple
+from loopopt.analysis.alignment import residue, value_multiple
 from loopopt.backend.ptx import ARCHS, assemble, find_ptxas, module_to_ptx
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.nvvm import CpAsyncCopyOp, CpAsyncWaitGroupOp
 from loopopt.loops.nest import find_loops
 from loopopt.loops.pipeline_async import async_copies, group_copies
@@ -336,3 +339,140 @@ def test_a_loop_around_the_pipeline_gets_a_barrier(barrier: bool) -> None:
         run_function(copy, "rows", [a, c])
         results.append(np.array_equal(c, a))
     assert all(results) if barrier else not all(results)
+
+
+PADDED = (
+    "loop-tile{tile-sizes=64,128,16},loop-tile{loops=i,j tile-sizes=8,4},"
+    "pad-tiles{loops=i_t2,j_t2,i,j,k},promote{arrays=A loop=k_t memory-space=shared pad=4},"
+    "promote{arrays=B loop=k_t memory-space=shared pad=4},"
+    "gpu-map-loops{block=32,8 max-registers=cap copy-vector=4},"
+    "loop-unroll{unroll-full loop=B_copy_in},pipeline-copies{loop=k_t stages=STAGES async}"
+)
+"""Padded SGEMM (pad-tiles: 64x128x16 full tiles, 8x4 register tiles, copy-vector=4) with its
+zero-filled copies in cp.async rings of STAGES tiles; `_padded` adds the unrolled compute."""
+
+
+def _padded(stages: int, compute: bool = False) -> str:
+    pipeline = PADDED.replace("STAGES", str(stages))
+    if compute:
+        pipeline += (
+            ",loop-unroll{unroll-full loop=k},loop-unroll{unroll-full loop=j},"
+            "loop-unroll{unroll-full loop=i},scalar-replace{loop=k_t}"
+        )
+    return pipeline
+
+
+@pytest.mark.parametrize("sizes", [(100, 70, 44), (50, 37, 21)])
+@pytest.mark.parametrize("stages", [2, 3])
+def test_emulated_padded_sgemm(sizes: tuple[int, int, int], stages: int) -> None:
+    """Odd sizes: partial tiles run as full ones whose copies read zeros outside A and B
+    (cp.async source sizes of 0); 21 has 2 k tiles (the ring of 3 copies the last one again),
+    44 has 3. The compute loops stay rolled here (the emulator is slow on unrolled code)."""
+    module = _module(_padded(stages), sizes)
+    copies = _ops(module, CpAsyncCopyOp)
+    assert copies and all(op.src_size is not None for op in copies)
+    error = _emulated(module, sizes, reverse=stages == 3)
+    assert np.abs(error).max() < 1e-4
+
+
+@pytest.mark.parametrize(
+    ("sizes", "widths"),
+    [
+        ((1000, 1000, 1000), {"A": 16, "B": 16}),  # rows of 1000: 16-byte aligned, and the
+        ((100, 70, 44), {"A": 16, "B": 8}),  # lanes' conditions agree (K, N multiples of 4)
+        ((999, 999, 999), {"A": 4, "B": 4}),  # or of 2 (70: 8 bytes); 999: 4 bytes
+    ],
+)
+def test_zero_filled_copy_widths(sizes: tuple[int, int, int], widths: dict[str, int]) -> None:
+    module = _module(PADDED.split(",pipeline-copies")[0], sizes)
+    [loop] = find_loops(module, "k_t")
+    copies = async_copies(loop)
+    assert copies and all(copy.guard is not None for copy in copies)
+    groups = group_copies(copies, loop)
+    assert {head.load.memref.name_hint: nbytes for head, nbytes in groups} == widths
+
+
+def _mutated(mutate: str, sizes: tuple[int, int, int]) -> ModuleOp:
+    module = _module(_padded(2), sizes)
+    for op in _ops(module, CpAsyncCopyOp):
+        assert isinstance(op, CpAsyncCopyOp)
+        if mutate == "no zero fill":  # the whole cp-size from the (safe) source address
+            copy = CpAsyncCopyOp(op.src, op.src_indices, op.dst, op.dst_indices, op.size.value.data)
+            block = op.parent_block()
+            assert block is not None
+            block.insert_op_before(copy, op)
+            block.erase_op(op)
+        else:  # "unsafe source": the element's own address where the condition fails
+            sized = op.src_indices[0].owner
+            assert isinstance(sized, IfOp)
+            then = sized.then_region.block.last_op
+            assert then is not None
+            indices = list(then.operands[: len(op.src_indices)])
+            op.operands = (op.src, *indices, *op.operands[1 + len(indices) :])
+    return module
+
+
+@pytest.mark.parametrize("mutate", ["no zero fill", "unsafe source"])
+def test_emulation_catches_broken_zero_fill(mutate: str) -> None:
+    """Without the source size the padding reads A's and B's first elements instead of zeros
+    (wrong products along k); with the out-of-bounds source address the emulator gives NaN."""
+    sizes = (100, 70, 44)
+    error = _emulated(_mutated(mutate, sizes), sizes, reverse=False)
+    if mutate == "unsafe source":
+        assert np.isnan(error).any()
+    else:
+        assert not np.isnan(error).any() and np.abs(error).max() > 1e-2
+
+
+def test_residue_of_conditions() -> None:
+    """d0 a multiple of 16, d1 of 4: what each expression is, modulo what."""
+    d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+    multiples = [16, 4]
+    cases = [
+        (AffineExpr.constant(999) - d0 - d1, (4, 3)),
+        (AffineExpr.constant(998) - d0 - d1 - 3, (4, 3)),
+        ((d1 + 2) // 2, (2, 1)),
+        ((d0 + 5) % 8, (8, 5)),
+        ((d1 + 1) // 3, (1, 0)),
+        (d0 * 3 + 7, (48, 7)),
+        (AffineExpr.constant(5) // 2, (0, 2)),
+    ]
+    for expr, expected in cases:
+        assert residue(expr, multiples, 2) == expected, expr
+
+
+@needs_ptxas
+@pytest.mark.parametrize(
+    ("n", "copy"),
+    [
+        (1000, r"cp\.async\.cg\.shared\.global \[%rd\d+(\+\d+)?\], \[%rd\d+\], 16, %r\d+;"),
+        (999, r"cp\.async\.ca\.shared\.global \[%rd\d+(\+\d+)?\], \[%rd\d+\], 4, %r\d+;"),
+    ],
+)
+def test_padded_sgemm_ptx_has_zero_fill_copies(n: int, copy: str) -> None:
+    """The whole padded schedule with a ring of 3 (scalar-replace included) to PTX: every
+    cp.async has a source size; ptxas assembles it for sm_90 without spills."""
+    ptx = module_to_ptx(_module(_padded(3, compute=True), (n, n, n)))
+    copies = re.findall(r"cp\.async\.c[ag]\.shared\.global [^;]*;", ptx)
+    assert copies and all(re.fullmatch(copy, c) for c in copies)
+    report = assemble(ptx, "sm_90", PTXAS)
+    spills = re.findall(r"(\d+) bytes spill (?:stores|loads)", report)
+    assert spills and all(s == "0" for s in spills)
+
+
+def test_hand_written_zero_fill_copy_round_trips_and_lowers() -> None:
+    text = HAND.replace(
+        "      nvvm.cp.async.commit.group\n",
+        "      %n = arith.constant 8 : i32\n"
+        "      nvvm.cp.async.copy %A[%c0, %j], %buf[%c0, %j], 16, %n {bypass_l1}\n"
+        "          : memref<?x64xf32> to memref<2x64xf32, 3 : i64>\n"
+        "      nvvm.cp.async.commit.group\n",
+    )
+    module = parse_module(text, "<test>", make_context())
+    printed = str(module)
+    assert "16, %n {bypass_l1} : memref<?x64xf32> to memref<2x64xf32, 3 : i64>" in printed
+    assert str(parse_module(printed, "<test>", make_context())) == printed
+    ptx = module_to_ptx(module)
+    assert re.search(r"cp\.async\.cg\.shared\.global \[%rd\d+\], \[%rd\d+\], 16, (8|%r\d+);", ptx)
+    if PTXAS is not None:
+        assemble(ptx, "sm_90", PTXAS)

@@ -9,6 +9,9 @@ Used to prove that an access is aligned (a 16-byte cp.async needs its source and
 offsets to be multiples of 4 floats). The answer 0 means "always 0" (a multiple of anything);
 1 means nothing is known. Through affine.apply/min/max, constants and affine.for induction
 variables (gcd of the step and the lower bound); any other value is 1.
+
+`residue` tells more of an expression with constants: `999 - %k_t - %c` with %k_t a multiple
+of 16 and %c of 4 is always 3 plus a multiple of 4 (so `>= 0` and `- 3 >= 0` agree).
 """
 
 from __future__ import annotations
@@ -97,3 +100,35 @@ def offset_multiple(t: MemRefType, index_multiples: Sequence[int]) -> int:
             stride *= size if size > 0 else 1
         result = gcd(result, m * stride)
     return result
+
+
+def residue(expr: AffineExpr, multiples: Sequence[int], num_dims: int) -> tuple[int, int]:
+    """(m, r): every value of `expr` is r plus a multiple of m (0 <= r < m; m = 0: always r),
+    given a number each operand (`num_dims` dims, then symbols) is a multiple of."""
+    if isinstance(expr, AffineConstantExpr):
+        return 0, expr.value
+    if isinstance(expr, AffineDimExpr | AffineSymExpr):
+        return _expr(expr, multiples, num_dims), 0
+    assert isinstance(expr, AffineBinaryOpExpr)
+    m1, r1 = residue(expr.lhs, multiples, num_dims)
+    m2, r2 = residue(expr.rhs, multiples, num_dims)
+    if expr.kind == AffineBinaryOpKind.Add:
+        return _reduced(gcd(m1, m2), r1 + r2)
+    if expr.kind == AffineBinaryOpKind.Mul:
+        if m2 == 0:
+            return _reduced(m1 * abs(r2), r1 * r2)
+        if m1 == 0:
+            return _reduced(m2 * abs(r1), r1 * r2)
+        return _expr(expr, multiples, num_dims), 0
+    if m2 != 0 or r2 <= 0:  # a division by a non-constant (not affine) or by nothing
+        return 1, 0
+    if expr.kind == AffineBinaryOpKind.Mod:  # x - d * q: the multiple of gcd(m1, d) stays
+        return _reduced(gcd(m1, r2), r1) if m1 else (0, r1 % r2)
+    if m1 % r2 == 0:  # r1 + m1 * t divided exactly in its multiple part
+        quotient = r1 // r2 if expr.kind == AffineBinaryOpKind.FloorDiv else -(-r1 // r2)
+        return _reduced(m1 // r2, quotient)
+    return 1, 0
+
+
+def _reduced(m: int, r: int) -> tuple[int, int]:
+    return (m, r % m) if m else (0, r)

@@ -6,6 +6,8 @@ copies to shared memory (xDSL has none).
     %v = nvvm.shfl.sync bfly %mask, %x, %offset, %clamp : f32 -> f32
     nvvm.cp.async.copy %B[%k, %j], %B_ring[%s, %r, %c], 16 {bypass_l1}
         : memref<256x256xf32> to memref<3x16x68xf32, 3>
+    nvvm.cp.async.copy %A[%i, %k], %A_ring[%s, %r, %c], 16, %bytes {bypass_l1}
+        : memref<1000x1000xf32> to memref<3x64x20xf32, 3>        (%bytes : i32, 16 or 0)
     nvvm.cp.async.commit.group
     nvvm.cp.async.wait.group 1
 
@@ -20,7 +22,12 @@ global memref to a shared one at memref indices; pipeline-copies{async} makes it
 emulator runs it. The GPU lowering (lowering/cp_async.py) turns it into
 `nvvm.cp.async.shared.global %dst[%dst_bytes], %src[%src_bytes]`, the intrinsic
 `llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}` on a base pointer plus a byte offset, whose
-operands the lowering to LLVM retypes (memref → !llvm.ptr). A copy belongs to the group the
+operands the lowering to LLVM retypes (memref → !llvm.ptr). The optional i32 `src_size` (PTX's
+src-size operand; the intrinsics' `.s` forms) copies only that many bytes from the source and
+fills the rest of the `size` bytes with zeros: 0 writes zeros (the zero-filled copies of padded
+tiles). PTX does not say that a copy of src-size 0 leaves its source address unread, so the
+copies that make it (pipeline-copies) point such copies at the array's first element. A copy
+belongs to the group the
 next `commit.group` of its thread closes; `wait.group N` waits until at most N of the thread's
 groups are pending: only then (and after a barrier, for other threads) are the bytes there.
 Every architecture backend/ptx.py knows (sm_80, sm_89, sm_90) has `cp.async`.
@@ -52,6 +59,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -224,13 +232,15 @@ def _check_size(op: Operation, size: int, cache: str) -> None:
 @irdl_op_definition
 class CpAsyncCopyOp(IRDLOperation):
     """Asynchronously copy `size` bytes of consecutive elements (along the last dimension) from
-    a global memref to a shared one; `bypass_l1`: cp.async.cg (16 bytes), else .ca."""
+    a global memref to a shared one; `bypass_l1`: cp.async.cg (16 bytes), else .ca; with
+    `src_size` (i32, at most `size`), only that many bytes come from the source, zeros after."""
 
     name = "nvvm.cp.async.copy"
     src = operand_def(MemRefType)
     src_indices = var_operand_def(IndexType())
     dst = operand_def(MemRefType)
     dst_indices = var_operand_def(IndexType())
+    src_size = opt_operand_def(i32)
     size = prop_def(IntegerAttr)
     bypass_l1 = opt_prop_def(UnitAttr)
 
@@ -244,11 +254,15 @@ class CpAsyncCopyOp(IRDLOperation):
         dst_indices: Sequence[SSAValue],
         size: int,
         bypass_l1: bool = False,
+        src_size: SSAValue | None = None,
     ) -> None:
         properties: dict[str, Attribute] = {"size": IntegerAttr(size, i32)}
         if bypass_l1:
             properties["bypass_l1"] = UnitAttr()
-        super().__init__(operands=[src, src_indices, dst, dst_indices], properties=properties)
+        sized = [src_size] if src_size is not None else []
+        super().__init__(
+            operands=[src, src_indices, dst, dst_indices, sized], properties=properties
+        )
 
     def elements(self) -> int:
         """How many elements one copy moves."""
@@ -283,6 +297,9 @@ class CpAsyncCopyOp(IRDLOperation):
             with printer.in_square_brackets():
                 printer.print_list(indices, printer.print_ssa_value)
         printer.print_string(f", {self.size.value.data}")
+        if self.src_size is not None:
+            printer.print_string(", ")
+            printer.print_ssa_value(self.src_size)
         if self.bypass_l1 is not None:
             printer.print_string(" {bypass_l1}")
         printer.print_op_attributes(self.attributes)
@@ -304,6 +321,9 @@ class CpAsyncCopyOp(IRDLOperation):
             accesses.append((memref, indices))
         parser.parse_punctuation(",")
         size = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        src_size = None
+        if parser.parse_optional_punctuation(",") is not None:
+            src_size = parser.resolve_operand(parser.parse_unresolved_operand(), i32)
         attributes = parser.parse_optional_attr_dict()
         bypass = attributes.pop("bypass_l1", None) is not None
         parser.parse_punctuation(":")
@@ -319,6 +339,7 @@ class CpAsyncCopyOp(IRDLOperation):
             [parser.resolve_operand(i, index) for i in dst_idx],
             size,
             bypass,
+            src_size,
         )
         op.attributes |= attributes
         return op
@@ -326,21 +347,22 @@ class CpAsyncCopyOp(IRDLOperation):
 
 @irdl_op_definition
 class CpAsyncSharedGlobalOp(IRDLOperation):
-    """`cp.async.{ca,cg}.shared.global [dst + dst_offset], [src + src_offset], size` (offsets in
-    bytes; the pointers are memrefs until the lowering to LLVM retypes them)."""
+    """`cp.async.{ca,cg}.shared.global [dst + dst_offset], [src + src_offset], size{, src_size}`
+    (offsets in bytes; the pointers are memrefs until the lowering to LLVM retypes them)."""
 
     name = "nvvm.cp.async.shared.global"
     dst = operand_def(AnyAttr())
     dst_offset = operand_def(i64)
     src = operand_def(AnyAttr())
     src_offset = operand_def(i64)
+    src_size = opt_operand_def(i32)
     size = prop_def(IntegerAttr)
     cache = prop_def(StringAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
-        "$dst `[` $dst_offset `]` `,` $src `[` $src_offset `]` attr-dict `:` type($dst) `,` "
-        "type($src)"
+        "$dst `[` $dst_offset `]` `,` $src `[` $src_offset `]` (`,` $src_size^)? attr-dict `:` "
+        "type($dst) `,` type($src)"
     )
 
     def __init__(
@@ -351,14 +373,17 @@ class CpAsyncSharedGlobalOp(IRDLOperation):
         src_offset: SSAValue,
         size: int,
         cache: str,
+        src_size: SSAValue | None = None,
     ) -> None:
         super().__init__(
-            operands=[dst, dst_offset, src, src_offset],
+            operands=[dst, dst_offset, src, src_offset, [] if src_size is None else [src_size]],
             properties={"size": IntegerAttr(size, i32), "cache": StringAttr(cache)},
         )
 
     def intrinsic(self) -> str:
-        return f"llvm.nvvm.cp.async.{self.cache.data}.shared.global.{self.size.value.data}"
+        """`llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}`, `.s` with a source size."""
+        sized = ".s" if self.src_size is not None else ""
+        return f"llvm.nvvm.cp.async.{self.cache.data}.shared.global.{self.size.value.data}{sized}"
 
     def verify_(self) -> None:
         _check_size(self, self.size.value.data, self.cache.data)

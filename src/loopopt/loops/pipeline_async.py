@@ -38,9 +38,16 @@ are contiguous and provably aligned (analysis/alignment.py; the kernel's
 `loopopt.pointer_align` for the global array, 16 for shared buffers) become one 8- or 16-byte
 copy (16: `cg`, bypassing L1); the others copy 4 (or 8) bytes each. No register holds a tile.
 
-Candidates (`async_copies`): the loads of `loops/pipeline.prefetchable` whose only user is a
-store directly in the body, before its first barrier, into a shared buffer allocated outside
-the loop that only those stores write and only loads after that barrier in the loop read.
+Zero-filled copies (the affine.if of `fill_load`: padded tiles) become copies with a source
+size, their bytes where the condition holds and 0 where it fails, from the array's first
+element there (loops/pipeline_async_fill.py); their lanes merge only where every lane's
+condition agrees with lane 0's. The prologue's and the clamped last tiles' conditions are
+recomputed from their tile's IV like the indices.
+
+Candidates (`async_copies`): the loads of `loops/pipeline.prefetchable` (plain, or zero-filled)
+whose only user is a store directly in the body, before its first barrier, into a shared
+buffer allocated outside the loop that only those stores write and only loads after that
+barrier in the loop read.
 Not checked here: that the loop has a constant trip count of at least one (the caller does).
 """
 
@@ -57,10 +64,13 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, Affine
 
 from loopopt.analysis.alignment import map_multiples, offset_multiple
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
 from loopopt.loops.affine_maps import Bound, MapBuilder, lower_bound
 from loopopt.loops.nest import iv, step_of, trip_count
+from loopopt.loops.padded_access import fill_load
 from loopopt.loops.pipeline import prefetchable
+from loopopt.loops.pipeline_async_fill import conditions_agree, expand, holds_copy, sized_source
 from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
 from loopopt.lowering.gpu_shared import is_shared
 
@@ -70,11 +80,13 @@ POINTER_ALIGN_ATTR = "loopopt.pointer_align"
 @dataclass
 class Copy:
     """One element copy of the body: global load → shared store, with the body's
-    affine.apply ops its indices need (operands first)."""
+    affine.apply ops its indices (and its guard's operands) need, operands first; `guard`: the
+    affine.if around the load of a zero-filled copy."""
 
     load: affine.LoadOp
     store: affine.StoreOp
     chain: list[Operation]
+    guard: IfOp | None = None
 
 
 def first_barrier(loop: affine.ForOp) -> gpu.BarrierOp | None:
@@ -133,10 +145,12 @@ def async_copies(loop: affine.ForOp) -> list[Copy]:
     body = loop.body.block
     limit = body.get_operation_index(barrier)
     found: list[Copy] = []
-    for load, chain in prefetchable(loop):
-        if not isinstance(load, affine.LoadOp):
-            continue  # a zero-filled copy (fill_load): no cp.async zero fill here yet
-        users = [use.operation for use in load.result.uses]
+    for value, chain in prefetchable(loop):
+        load = value if isinstance(value, affine.LoadOp) else fill_load(value)
+        if load is None:
+            continue
+        guard = value if isinstance(value, IfOp) else None
+        users = [use.operation for use in value.results[0].uses]
         if len(users) != 1 or not isinstance(users[0], affine.StoreOp):
             continue
         store = users[0]
@@ -147,33 +161,24 @@ def async_copies(loop: affine.ForOp) -> list[Copy]:
             continue
         chain = list(chain)
         if _chain(store.indices, loop, chain):
-            found.append(Copy(load, store, sorted(chain, key=body.get_operation_index)))
+            ordered = sorted(chain, key=body.get_operation_index)
+            found.append(Copy(load, store, ordered, guard))
     stores_of: dict[SSAValue, set[Operation]] = {}
     for copy in found:
         stores_of.setdefault(copy.store.memref, set()).add(copy.store)
     return [c for c in found if _ring_candidate(c.store.memref, loop, stores_of[c.store.memref])]
 
 
-def _expand(builder: MapBuilder, amap: AffineMap, operands: Sequence[SSAValue]) -> list[AffineExpr]:
-    """The results of `amap` over the values its affine.apply operands are built from."""
-    values: list[AffineExpr] = []
-    for value in operands:
-        owner = value.owner
-        if isinstance(owner, affine.ApplyOp):
-            values += _expand(builder, owner.map.data, owner.mapOperands)
-        else:
-            values.append(builder.value(value))
-    dims, syms = values[: amap.num_dims], values[amap.num_dims :]
-    return [builder.simplified(r.replace_dims_and_symbols(dims, syms)) for r in amap.results]
-
-
 def _next_to(builder: MapBuilder, head: Copy, other: Copy, k: int) -> bool:
-    """`other` copies the element `k` after `head`'s, in the source and in the destination."""
+    """`other` copies the element `k` after `head`'s, in the source and in the destination,
+    under a condition that holds exactly where `head`'s does."""
     if other.load.memref is not head.load.memref or other.store.memref is not head.store.memref:
         return False
+    if not conditions_agree(head.guard, other.guard):
+        return False
     for a, b in ((head.load, other.load), (head.store, other.store)):
-        ea = _expand(builder, a.map.data, a.indices)
-        eb = _expand(builder, b.map.data, b.indices)
+        ea = expand(builder, a.map.data, a.indices)
+        eb = expand(builder, b.map.data, b.indices)
         diffs = [builder.simplified(y - x) for x, y in zip(ea, eb, strict=True)]
         wanted = [0] * (len(diffs) - 1) + [k]
         if [d.value if isinstance(d, AffineConstantExpr) else None for d in diffs] != wanted:
@@ -217,6 +222,8 @@ def group_copies(copies: Sequence[Copy], loop: affine.ForOp) -> list[tuple[Copy,
         for nbytes in (16, 8, width):
             count = nbytes // width
             if count < 1 or (count > 1 and not _aligned(head, nbytes, global_align)):
+                continue
+            if count > 1 and head.guard is not None and not holds_copy(head.load.memref, count):
                 continue
             members = [
                 next((c for c in left if _next_to(builder, head, c, k)), None)
@@ -267,8 +274,18 @@ class _Issue:
         src = self._indices(load.map.data, self._operands(head.chain, load.indices))
         dst = self._indices(store.map.data, self._operands(head.chain, store.indices))
         ring = self.rings[store.memref]
+        size: SSAValue | None = None
+        if head.guard is not None:  # zero-filled: the bytes (or 0) and a safe source
+            args = self._operands(head.chain, head.guard.args)
+            sized = sized_source(head.guard, args, src, nbytes)
+            self.ops.append(sized)
+            *src, size = sized.results
+            if load.memref.name_hint:
+                for index in src:
+                    index.name_hint = f"{load.memref.name_hint}_src"
+                size.name_hint = f"{load.memref.name_hint}_bytes"
         self.ops.append(
-            CpAsyncCopyOp(load.memref, src, ring, [self.stage, *dst], nbytes, nbytes == 16)
+            CpAsyncCopyOp(load.memref, src, ring, [self.stage, *dst], nbytes, nbytes == 16, size)
         )
 
 
@@ -396,7 +413,7 @@ def pipeline_async(
 
     for copy in copies:
         body.erase_op(copy.store)
-        body.erase_op(copy.load)
+        body.erase_op(copy.guard if copy.guard is not None else copy.load)
     chains = {op for copy in copies for op in copy.chain}
     for op in reversed(list(body.ops)):
         if op in chains and not any(result.uses for result in op.results):

@@ -12,6 +12,11 @@ After `lower_shared_global` (nvvm_to_llvm, once the memrefs are pointers):
     %g = llvm.inttoptr (llvm.ptrtoint %p) : !llvm.ptr<1>
     llvm.call_intrinsic "llvm.nvvm.cp.async.cg.shared.global.16"(%d, %g)
 
+A copy with a source size (`nvvm.cp.async.copy ..., 16, %bytes`) keeps it to the end:
+`nvvm.cp.async.shared.global %ring[%db], %B[%sb], %bytes` calls the intrinsic's `.s` form,
+`llvm.nvvm.cp.async.cg.shared.global.16.s(%d, %g, %bytes)` (PTX `cp.async.cg.shared.global
+[%rd1], [%rd2], 16, %r1;`: the bytes after %bytes are zero-filled).
+
 The offsets are row-major (dynamic sizes from memref.dim), as lowering/memref_to_llvm.py
 computes them. The source pointer goes to the global address space through an integer: xDSL's
 llvm dialect has no addrspacecast, and a generic address of global memory is its global
@@ -69,7 +74,8 @@ def linearize_async_copies(root: Operation) -> None:
         src = _byte_offset(op.src, op.src_indices, ops)
         dst = _byte_offset(op.dst, op.dst_indices, ops)
         cache = "cg" if op.bypass_l1 is not None else "ca"
-        ops.append(CpAsyncSharedGlobalOp(op.dst, dst, op.src, src, op.size.value.data, cache))
+        size = op.size.value.data
+        ops.append(CpAsyncSharedGlobalOp(op.dst, dst, op.src, src, size, cache, op.src_size))
         block = op.parent_block()
         assert block is not None
         block.insert_ops_before(ops, op)
@@ -95,5 +101,8 @@ def lower_shared_global(op: CpAsyncSharedGlobalOp) -> list[Operation]:
     as_global = llvm.IntToPtrOp.create(
         operands=[as_int.output], result_types=[llvm.LLVMPointerType(IntAttr(GLOBAL_SPACE))]
     )
-    call = llvm.CallIntrinsicOp(op.intrinsic(), [dst.result, as_global.results[0]], [])
+    args = [dst.result, as_global.results[0]]
+    if op.src_size is not None:
+        args.append(op.src_size)
+    call = llvm.CallIntrinsicOp(op.intrinsic(), args, [])
     return [dst, src, as_int, as_global, call]

@@ -4,6 +4,7 @@
 // NOLOOP: error: pipeline-copies: missing option loop=NAME
 // RUN: loopopt-opt %s -p 'pipeline-copies{func=rows_k0 loop=k_t stages=3 async}' | filecheck %s --check-prefix=ASYNC
 // RUN: loopopt-opt %s -p 'pipeline-copies{func=rows_k0 loop=k_t stages=2 async},pipeline-copies{func=cols_k0 loop=k_t stages=2 async}' | filecheck %s --check-prefix=TWO
+// RUN: loopopt-opt %s -p 'pipeline-copies{func=padded_k0 loop=k_t stages=3 async},pipeline-copies{func=padded63_k0 loop=k_t stages=3 async},pipeline-copies{func=guarded_k0 loop=k_t stages=2 async},pipeline-copies{func=mixed_k0 loop=k_t stages=3 async}' | filecheck %s --check-prefix=FILL
 // RUN: sed -n '/^\/\/ ASYNC NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'pipeline-copies{loop=k_t stages=3 async}'
 // RUN: not loopopt-opt %s -p 'pipeline-copies{loop=k_t stages=1 async}' 2>&1 | filecheck %s --check-prefix=STAGES1
 // STAGES1: error: pipeline-copies: stages=1: at least 2 are needed
@@ -149,6 +150,280 @@ gpu.module @kernels_cols {
   }
 }
 
+// Zero-filled copies (promote of padded tiles): A is 60 columns wide, k_t runs to 64. Each
+// lane's condition `k_t + c + v <= 59` (k_t a multiple of 16, c of 4, 60 of 4) holds exactly
+// where lane 0's does: one 16-byte cp.async whose source size is 16 there and 0 elsewhere,
+// from A's first element there (a safe address); the prologue's and the clamped tiles'
+// conditions are recomputed from their k_t.
+// FILL-LABEL: gpu.func @padded_k0
+// FILL:         %[[RING:.*]] = memref.alloca() : memref<3x4x16xf32, 3 : i64>
+// FILL-NEXT:    %[[FIRST:.*]] = affine.apply affine_map<() -> (0)> ()
+// FILL-NEXT:    %[[S0:.*]] = arith.constant 0 : index
+// FILL:         %[[R:.*]] = affine.apply affine_map<(d0) -> ((d0 floordiv 16))>
+// FILL-NEXT:    %[[C:.*]] = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 16) * -16)))>
+// FILL-NEXT:    %[[COL:.*]] = affine.apply affine_map<()[s0, s1] -> ((s0 + s1))> ()[%[[FIRST]], %[[C]]]
+// FILL-NEXT:    %[[SR:.*]], %[[SC:.*]], %[[BYTES:.*]] = affine.if affine_set<(d0, d1) : ((((d0 * -1) + (d1 * -1)) + 59) >= 0)>(%[[FIRST]], %[[C]]) -> (index, index, i32) {
+// FILL-NEXT:      %[[N:.*]] = arith.constant 16 : i32
+// FILL-NEXT:      affine.yield %[[R]], %[[COL]], %[[N]] : index, index, i32
+// FILL-NEXT:    } else {
+// FILL-NEXT:      %[[Z:.*]] = arith.constant 0 : index
+// FILL-NEXT:      %[[ZB:.*]] = arith.constant 0 : i32
+// FILL-NEXT:      affine.yield %[[Z]], %[[Z]], %[[ZB]] : index, index, i32
+// FILL-NEXT:    }
+// FILL-NEXT:    nvvm.cp.async.copy %A[%[[SR]], %[[SC]]], %[[RING]][%[[S0]], %[[R]], %[[C]]], 16, %[[BYTES]] {bypass_l1} : memref<4x60xf32> to memref<3x4x16xf32, 3 : i64>
+// FILL-NEXT:    nvvm.cp.async.commit.group
+// FILL:         affine.if affine_set<{{.*}} + 59) >= 0)>(%{{.*}}, %{{.*}}) -> (index, index, i32)
+// FILL:         nvvm.cp.async.copy {{.*}}, 16, %{{.*}} {bypass_l1}
+// FILL-NEXT:    nvvm.cp.async.commit.group
+// FILL-NEXT:    affine.for %[[KT:.*]] = 0 to 64 step 16 {
+// FILL:           nvvm.cp.async.wait.group 1
+// FILL-NEXT:      gpu.barrier
+// FILL-NEXT:      %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 32), 48)> (%[[KT]])
+// FILL:           %[[C2:.*]] = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 16) * -16)))>
+// FILL:           affine.if affine_set<(d0, d1) : ((((d0 * -1) + (d1 * -1)) + 59) >= 0)>(%[[AHEAD]], %[[C2]]) -> (index, index, i32) {
+// FILL:           nvvm.cp.async.copy {{.*}}, 16, %{{.*}} {bypass_l1}
+// FILL-NEXT:      nvvm.cp.async.commit.group
+// FILL-NOT:       affine.load %A[
+// FILL:         } {loopopt.name = "k_t"}
+// FILL-NEXT:    nvvm.cp.async.wait.group 0
+gpu.module @kernels_padded {
+  gpu.func @padded_k0(%A: memref<4x60xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
+    %tx = gpu.thread_id x
+    %A_shared = memref.alloca() : memref<4x16xf32, 3>
+    affine.for %k_t = 0 to 64 step 16 {
+      %e = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
+      %r = affine.apply affine_map<(d0) -> (d0 floordiv 16)> (%e)
+      %c0 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16)> (%e)
+      %v0 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 59 >= 0)>(%k_t, %c0) -> f32 {
+        %x0 = affine.load %A[%r, %k_t + %c0] : memref<4x60xf32>
+        affine.yield %x0 : f32
+      } else {
+        %z0 = arith.constant 0.0 : f32
+        affine.yield %z0 : f32
+      }
+      affine.store %v0, %A_shared[%r, %c0] : memref<4x16xf32, 3>
+      %c1 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 1)> (%e)
+      %v1 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 59 >= 0)>(%k_t, %c1) -> f32 {
+        %x1 = affine.load %A[%r, %k_t + %c1] : memref<4x60xf32>
+        affine.yield %x1 : f32
+      } else {
+        %z1 = arith.constant 0.0 : f32
+        affine.yield %z1 : f32
+      }
+      affine.store %v1, %A_shared[%r, %c1] : memref<4x16xf32, 3>
+      %c2 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 2)> (%e)
+      %v2 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 59 >= 0)>(%k_t, %c2) -> f32 {
+        %x2 = affine.load %A[%r, %k_t + %c2] : memref<4x60xf32>
+        affine.yield %x2 : f32
+      } else {
+        %z2 = arith.constant 0.0 : f32
+        affine.yield %z2 : f32
+      }
+      affine.store %v2, %A_shared[%r, %c2] : memref<4x16xf32, 3>
+      %c3 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 3)> (%e)
+      %v3 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 59 >= 0)>(%k_t, %c3) -> f32 {
+        %x3 = affine.load %A[%r, %k_t + %c3] : memref<4x60xf32>
+        affine.yield %x3 : f32
+      } else {
+        %z3 = arith.constant 0.0 : f32
+        affine.yield %z3 : f32
+      }
+      affine.store %v3, %A_shared[%r, %c3] : memref<4x16xf32, 3>
+      gpu.barrier
+      affine.for %i = 0 to 4 {
+        %v = affine.load %A_shared[%i, %tx] : memref<4x16xf32, 3>
+        affine.store %v, %C[%i, %k_t + %tx] : memref<4x64xf32>
+      } {loopopt.name = "i"}
+      gpu.barrier
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
+}
+
+
+// A is 63 columns wide: no lane of a row is 8 or 16 bytes aligned; four 4-byte copies, each
+// with its own condition and source size.
+// FILL-LABEL: gpu.func @padded63_k0
+// FILL-COUNT-4: nvvm.cp.async.copy %A[%A_src{{.*}}], %A_shared[{{.*}}], 4, %A_bytes{{.*}} : memref<4x63xf32> to memref<3x4x16xf32, 3 : i64>
+// FILL-NEXT:    nvvm.cp.async.commit.group
+gpu.module @kernels_padded63 {
+  gpu.func @padded63_k0(%A: memref<4x63xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
+    %tx = gpu.thread_id x
+    %A_shared = memref.alloca() : memref<4x16xf32, 3>
+    affine.for %k_t = 0 to 64 step 16 {
+      %e = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
+      %r = affine.apply affine_map<(d0) -> (d0 floordiv 16)> (%e)
+      %c0 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16)> (%e)
+      %v0 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 62 >= 0)>(%k_t, %c0) -> f32 {
+        %x0 = affine.load %A[%r, %k_t + %c0] : memref<4x63xf32>
+        affine.yield %x0 : f32
+      } else {
+        %z0 = arith.constant 0.0 : f32
+        affine.yield %z0 : f32
+      }
+      affine.store %v0, %A_shared[%r, %c0] : memref<4x16xf32, 3>
+      %c1 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 1)> (%e)
+      %v1 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 62 >= 0)>(%k_t, %c1) -> f32 {
+        %x1 = affine.load %A[%r, %k_t + %c1] : memref<4x63xf32>
+        affine.yield %x1 : f32
+      } else {
+        %z1 = arith.constant 0.0 : f32
+        affine.yield %z1 : f32
+      }
+      affine.store %v1, %A_shared[%r, %c1] : memref<4x16xf32, 3>
+      %c2 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 2)> (%e)
+      %v2 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 62 >= 0)>(%k_t, %c2) -> f32 {
+        %x2 = affine.load %A[%r, %k_t + %c2] : memref<4x63xf32>
+        affine.yield %x2 : f32
+      } else {
+        %z2 = arith.constant 0.0 : f32
+        affine.yield %z2 : f32
+      }
+      affine.store %v2, %A_shared[%r, %c2] : memref<4x16xf32, 3>
+      %c3 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 3)> (%e)
+      %v3 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 62 >= 0)>(%k_t, %c3) -> f32 {
+        %x3 = affine.load %A[%r, %k_t + %c3] : memref<4x63xf32>
+        affine.yield %x3 : f32
+      } else {
+        %z3 = arith.constant 0.0 : f32
+        affine.yield %z3 : f32
+      }
+      affine.store %v3, %A_shared[%r, %c3] : memref<4x16xf32, 3>
+      gpu.barrier
+      affine.for %i = 0 to 4 {
+        %v = affine.load %A_shared[%i, %tx] : memref<4x16xf32, 3>
+        affine.store %v, %C[%i, %k_t + %tx] : memref<4x64xf32>
+      } {loopopt.name = "i"}
+      gpu.barrier
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
+}
+
+
+// Aligned, but the condition `k_t + c + v <= 62` holds for lanes 0 and 1 wherever it does for
+// lane 0 (k_t + c <= 60 or not at all) and not for lane 2 (k_t + c = 60): one 8-byte copy,
+// then lanes 2 and 3 (k_t + c + 2 = 62 takes lane 2, not lane 3) with 4 bytes each.
+// FILL-LABEL: gpu.func @guarded_k0
+// FILL:         affine.if affine_set<{{.*}} + 62) >= 0)>
+// FILL:         nvvm.cp.async.copy %A[{{.*}}], %A_shared[{{.*}}], 8, %A_bytes : memref<4x64xf32>
+// FILL:         affine.if affine_set<{{.*}} + 62) >= 0)>
+// FILL:         nvvm.cp.async.copy %A[{{.*}}], %A_shared[{{.*}}], 4, %A_bytes_1 : memref<4x64xf32>
+// FILL:         affine.if affine_set<{{.*}} + 62) >= 0)>
+// FILL:         nvvm.cp.async.copy %A[{{.*}}], %A_shared[{{.*}}], 4, %A_bytes_2 : memref<4x64xf32>
+// FILL-NEXT:    nvvm.cp.async.commit.group
+gpu.module @kernels_guarded {
+  gpu.func @guarded_k0(%A: memref<4x64xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
+    %tx = gpu.thread_id x
+    %A_shared = memref.alloca() : memref<4x16xf32, 3>
+    affine.for %k_t = 0 to 64 step 16 {
+      %e = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
+      %r = affine.apply affine_map<(d0) -> (d0 floordiv 16)> (%e)
+      %c0 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16)> (%e)
+      %v0 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 62 >= 0)>(%k_t, %c0) -> f32 {
+        %x0 = affine.load %A[%r, %k_t + %c0] : memref<4x64xf32>
+        affine.yield %x0 : f32
+      } else {
+        %z0 = arith.constant 0.0 : f32
+        affine.yield %z0 : f32
+      }
+      affine.store %v0, %A_shared[%r, %c0] : memref<4x16xf32, 3>
+      %c1 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 1)> (%e)
+      %v1 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 62 >= 0)>(%k_t, %c1) -> f32 {
+        %x1 = affine.load %A[%r, %k_t + %c1] : memref<4x64xf32>
+        affine.yield %x1 : f32
+      } else {
+        %z1 = arith.constant 0.0 : f32
+        affine.yield %z1 : f32
+      }
+      affine.store %v1, %A_shared[%r, %c1] : memref<4x16xf32, 3>
+      %c2 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 2)> (%e)
+      %v2 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 62 >= 0)>(%k_t, %c2) -> f32 {
+        %x2 = affine.load %A[%r, %k_t + %c2] : memref<4x64xf32>
+        affine.yield %x2 : f32
+      } else {
+        %z2 = arith.constant 0.0 : f32
+        affine.yield %z2 : f32
+      }
+      affine.store %v2, %A_shared[%r, %c2] : memref<4x16xf32, 3>
+      %c3 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 3)> (%e)
+      %v3 = affine.if affine_set<(d0, d1) : (-d0 - d1 + 62 >= 0)>(%k_t, %c3) -> f32 {
+        %x3 = affine.load %A[%r, %k_t + %c3] : memref<4x64xf32>
+        affine.yield %x3 : f32
+      } else {
+        %z3 = arith.constant 0.0 : f32
+        affine.yield %z3 : f32
+      }
+      affine.store %v3, %A_shared[%r, %c3] : memref<4x16xf32, 3>
+      gpu.barrier
+      affine.for %i = 0 to 4 {
+        %v = affine.load %A_shared[%i, %tx] : memref<4x16xf32, 3>
+        affine.store %v, %C[%i, %k_t + %tx] : memref<4x64xf32>
+      } {loopopt.name = "i"}
+      gpu.barrier
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
+}
+
+
+// An affine.if that yields 1.0 where its condition fails is no zero fill: B's copy stays as it
+// is (a plain store into B_shared, every iteration), A's goes into a ring.
+// FILL-LABEL: gpu.func @mixed_k0
+// FILL:         %[[ARING:.*]] = memref.alloca() : memref<3x4x16xf32, 3 : i64>
+// FILL-NEXT:    %[[BS:.*]] = memref.alloca() : memref<4x16xf32, 3 : i64>
+// FILL:         nvvm.cp.async.copy %A[{{.*}}], %[[ARING]][{{.*}}], 16 {bypass_l1}
+// FILL:         affine.for %[[KT:.*]] = 0 to 64 step 16 {
+// FILL:           %[[ONE:.*]] = affine.if affine_set<(d0) : (((d0 * -1) + 59) >= 0)>(%[[KT]]) -> (f32) {
+// FILL-NEXT:        affine.load %B
+// FILL:             arith.constant 1.000000e+00 : f32
+// FILL:           affine.store %[[ONE]], %[[BS]]
+// FILL-NEXT:      nvvm.cp.async.wait.group 1
+// FILL-NEXT:      gpu.barrier
+// FILL:           nvvm.cp.async.copy %A[{{.*}}], %[[ARING]][{{.*}}], 16 {bypass_l1}
+// FILL:           gpu.barrier
+// FILL-NEXT:    } {loopopt.name = "k_t"}
+gpu.module @kernels_mixed {
+  gpu.func @mixed_k0(%A: memref<4x64xf32>, %B: memref<4x64xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
+    %tx = gpu.thread_id x
+    %A_shared = memref.alloca() : memref<4x16xf32, 3>
+    %B_shared = memref.alloca() : memref<4x16xf32, 3>
+    affine.for %k_t = 0 to 64 step 16 {
+      %e = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
+      %r = affine.apply affine_map<(d0) -> (d0 floordiv 16)> (%e)
+      %c0 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 0)> (%e)
+      %a0 = affine.load %A[%r, %k_t + %c0] : memref<4x64xf32>
+      affine.store %a0, %A_shared[%r, %c0] : memref<4x16xf32, 3>
+      %c1 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 1)> (%e)
+      %a1 = affine.load %A[%r, %k_t + %c1] : memref<4x64xf32>
+      affine.store %a1, %A_shared[%r, %c1] : memref<4x16xf32, 3>
+      %c2 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 2)> (%e)
+      %a2 = affine.load %A[%r, %k_t + %c2] : memref<4x64xf32>
+      affine.store %a2, %A_shared[%r, %c2] : memref<4x16xf32, 3>
+      %c3 = affine.apply affine_map<(d0) -> (d0 - (d0 floordiv 16) * 16 + 3)> (%e)
+      %a3 = affine.load %A[%r, %k_t + %c3] : memref<4x64xf32>
+      affine.store %a3, %A_shared[%r, %c3] : memref<4x16xf32, 3>
+      %b = affine.if affine_set<(d0) : (-d0 + 59 >= 0)>(%k_t) -> f32 {
+        %x = affine.load %B[%r, %k_t + %c0] : memref<4x64xf32>
+        affine.yield %x : f32
+      } else {
+        %one = arith.constant 1.0 : f32
+        affine.yield %one : f32
+      }
+      affine.store %b, %B_shared[%r, %c0] : memref<4x16xf32, 3>
+      gpu.barrier
+      affine.for %i = 0 to 4 {
+        %v = affine.load %A_shared[%i, %tx] : memref<4x16xf32, 3>
+        %w = affine.load %B_shared[%i, %tx] : memref<4x16xf32, 3>
+        %s = arith.addf %v, %w : f32
+        affine.store %s, %C[%i, %k_t + %tx] : memref<4x64xf32>
+      } {loopopt.name = "i"}
+      gpu.barrier
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
+}
+
 // NEGATIVE CASES
 
 // The copy loop is still a loop: no load directly in the body of k_t.
@@ -232,6 +507,33 @@ gpu.module @kernels_unmapped {
       affine.store %v, %s[%tx] : memref<16xf32, 3>
       %w = affine.load %s[%tx] : memref<16xf32, 3>
       affine.store %w, %B[%kt + %tx] : memref<64xf32>
+    } {loopopt.name = "k_t"}
+    gpu.return
+  }
+}
+
+// -----
+
+// A copy under a condition whose other branch yields 1.0, not 0: no cp.async zero fill can
+// stand for it.
+gpu.module @kernels_ones {
+  gpu.func @ones_k0(%A: memref<64xf32>, %B: memref<64xf32>) kernel {
+    %tx = gpu.thread_id x
+    %s = memref.alloca() : memref<16xf32, 3>
+    // expected-error@+1 {{pipeline-copies{async}: loop 'k_t': no load of a read-only global array stored into a shared buffer before its first barrier (promote{memory-space=shared}, unroll the copy loops)}}
+    affine.for %kt = 0 to 64 step 16 {
+      %v = affine.if affine_set<(d0, d1) : (-d0 - d1 + 59 >= 0)>(%kt, %tx) -> f32 {
+        %x = affine.load %A[%kt + %tx] : memref<64xf32>
+        affine.yield %x : f32
+      } else {
+        %one = arith.constant 1.0 : f32
+        affine.yield %one : f32
+      }
+      affine.store %v, %s[%tx] : memref<16xf32, 3>
+      gpu.barrier
+      %w = affine.load %s[%tx] : memref<16xf32, 3>
+      affine.store %w, %B[%kt + %tx] : memref<64xf32>
+      gpu.barrier
     } {loopopt.name = "k_t"}
     gpu.return
   }
