@@ -7,9 +7,11 @@
         ...run the nest on inputs + [out]...
         err = rel_error(out[w.written], w.reference([x.astype(np.float64) for x in inputs]))
 
-Every nest is a perfect affine nest with named loops (`loopopt.name`), arguments in the order
-inputs..., output. Reductions accumulate into the output (`out[...] = out[...] + a * b`), so
-their output starts at zero; the others overwrite it, so it starts poisoned with NaN. The
+Every nest is an affine nest with named loops (`loopopt.name`), arguments in the order
+inputs..., output. SGEMM accumulates into its output (`C[i, j] = C[i, j] + a * b`, a perfect
+nest), so its output starts at zero; the convolutions set each output to 0 ahead of their
+filter loops and accumulate there (as cuDNN's `O = I * F`), and jacobi overwrites, so their
+outputs start poisoned with NaN (ANCHORS.md: never time on zeros). The
 reference works on float64 numpy arrays and on float64 torch tensors alike (slicing, `@`, `.T`
 only): the CPU tests use numpy, run.py torch on the GPU. This module never imports torch.
 
@@ -51,11 +53,12 @@ def _accumulate_body(indent: str, loads: Sequence[tuple[str, str]], out: str, ou
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
-def _nest(loops: Sequence[tuple[str, int, int]], body: str) -> str:
-    """Perfectly nested affine.for loops (name, lower, upper), outermost first, around `body`."""
+def _nest(loops: Sequence[tuple[str, int, int]], body: str, depth0: int = 0) -> str:
+    """Perfectly nested affine.for loops (name, lower, upper), outermost first, around `body`
+    (the outermost at nesting depth `depth0`)."""
     text = body
-    for depth in reversed(range(len(loops))):
-        name, lower, upper = loops[depth]
+    for depth in reversed(range(depth0, depth0 + len(loops))):
+        name, lower, upper = loops[depth - depth0]
         indent = "  " * (depth + 1)
         text = (
             f"{indent}affine.for %{name} = {lower} to {upper} {{\n"
@@ -121,7 +124,7 @@ def sgemm_flops(sizes: Sizes) -> float:
     return 2.0 * m * n * k
 
 
-# ---- convolutions (cross-correlation, valid): out[x] += image[x + f] * filt[f] -------------
+# ---- convolutions (cross-correlation, valid): out[x] = sum_f image[x + f] * filt[f] ------
 
 
 def conv_shapes(sizes: Sizes) -> list[Shape]:
@@ -147,8 +150,13 @@ def conv_mlir(sizes: Sizes) -> str:
         indent, [("x", f"%I[{window}] : {image_t}"), ("f", f"%F[{filt}] : {filt_t}")], out, out_t
     )
     loops = [(name, 0, size) for name, size in zip(out_names + filt_names, sizes, strict=True)]
+    filters = _nest(loops[rank:], body, depth0=rank)
+    pad = "  " * (rank + 1)
+    init = f"{pad}%zero = arith.constant 0.0 : f32\n{pad}affine.store %zero, {out} : {out_t}\n"
     name = f"conv{rank}d"
-    return _func(name, zip("IFO", conv_shapes(sizes), strict=True), _nest(loops, body))
+    return _func(
+        name, zip("IFO", conv_shapes(sizes), strict=True), _nest(loops[:rank], init + filters)
+    )
 
 
 def conv_reference(inputs: Sequence[Any]) -> Any:
@@ -261,7 +269,7 @@ CONV2D = Family(
     reference=conv_reference,
     flops=conv_flops,
     written=_whole,
-    accumulate=True,
+    accumulate=False,
     small=(6, 7, 3, 2),
 )
 CONV3D = replace(CONV2D, func="conv3d", schedule="CONV3D", small=(4, 5, 3, 2, 3, 2))

@@ -207,14 +207,15 @@ def summary_of(name: str) -> NestSummary:
 
 
 def test_calibrated_on_the_h200_measurements() -> None:
-    """benchmarks/results/*-h200-2026-11-21.json: SGEMM 4096³ 3.42 ms, conv2d 4096² 3×3
-    0.0597 ms (bandwidth-bound), jacobi-2d 8192² 0.157 ms: the model within 20%."""
+    """benchmarks/results/*-h200-2026-11-21*.json: SGEMM 4096³ 3.42 ms, conv2d 4096² 3×3
+    0.052-0.056 ms (bandwidth-bound; the output initialized in the nest, never read), jacobi-2d
+    8192² 0.157 ms: the model within 20%."""
     sgemm = summary_of("sgemm-4096")
     p = predict(sgemm, recipes.matmul(sgemm, 128, 64, 16, 8, 4), H200)
     assert p.bound in ("fma", "issue") and 0.8 < p.time_us / 3422 < 1.2
     conv = summary_of("conv2d-4096-3x3")
     p = predict(conv, recipes.conv(conv, 32, 32, 4), H200)
-    assert p.bound == "dram" and 0.8 < p.time_us / 59.7 < 1.2
+    assert p.bound == "dram" and 0.8 < p.time_us / 54.0 < 1.2
     jacobi = summary_of("jacobi2d-8192")
     p = predict(jacobi, recipes.stencil(jacobi, 32, 64, 4), H200)
     assert p.bound == "dram" and 0.8 < p.time_us / 157.4 < 1.2
@@ -270,7 +271,7 @@ def test_half_warp_rows_fetch_whole_lines() -> None:
     narrow = predict(conv, recipes.conv(conv, 32, 16, 4), H200)
     wide = predict(conv, recipes.conv(conv, 16, 32, 4), H200)
     assert narrow.dram_bytes == wide.dram_bytes
-    assert narrow.l2_bytes > 1.3 * wide.l2_bytes and narrow.time_us > 1.1 * wide.time_us
+    assert narrow.l2_bytes > 1.2 * wide.l2_bytes and narrow.time_us > 1.1 * wide.time_us
 
 
 def test_tall_waves_conflict_in_dram_rows() -> None:

@@ -27,6 +27,8 @@ pytestmark = pytest.mark.gpu
         (333, 250, 77, schedules.SGEMM_PADDED),  # partial tiles in i, j and k
         (7, 5, 3, schedules.SGEMM_PADDED),  # one partial tile
         (100, 70, 45, schedules.sgemm(64, 64, 16, 8, 4, pipelined=False, padded=True)),
+        # padded tiles with a 3-stage ring of zero-filling 16-byte cp.async copies
+        (333, 252, 80, schedules.sgemm(64, 128, 16, 8, 4, copy_vector=4, stages=3, padded=True)),
     ],
 )
 def test_sgemm_schedules(m: int, n: int, k: int, pipeline: str, rng: np.random.Generator) -> None:

@@ -27,7 +27,7 @@ from xdsl.ir import Operation
 
 from loopopt.analysis.legality import require_unroll_jam_legal
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import enclosing_loops, functions, innermost_loops, named_loops
+from loopopt.loops.nest import enclosing_loops, function_ops, innermost_loops, named_loops
 from loopopt.loops.unroll_jam import unroll_jam, unroll_jam_obstacle
 from loopopt.passes import LoopoptPass
 
@@ -64,10 +64,10 @@ class LoopUnrollJamPass(LoopoptPass):
                 f"{self.name}: unroll-jam-factor must be at least 1, got {factor}", op=op
             )
         if self.loop is not None:
-            roots = functions(op, self.func) if self.func else [op]
+            roots = function_ops(op, self.func) if self.func else [op]
             targets = [loop for root in roots for loop in named_loops(root, self.loop, self.name)]
         else:
-            targets = [loop for fn in functions(op, self.func) for loop in jam_targets(fn)]
+            targets = [loop for fn in function_ops(op, self.func) for loop in jam_targets(fn)]
         for loop in targets:
             obstacle = unroll_jam_obstacle(loop)
             if obstacle is not None:

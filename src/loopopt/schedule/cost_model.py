@@ -297,12 +297,12 @@ def _open_rows(summary: NestSummary, device: Device, m: Mapping, k: int) -> floa
 
 
 def _dram_bytes(summary: NestSummary, device: Device, m: Mapping, k: int) -> tuple[float, float]:
-    """(DRAM bytes of all launches, compulsory bytes). Compulsory: each array's footprint
-    read once (if it is read) and written once (if written). When a launch's arrays do not
-    fit in the usable L2, a wave of resident blocks reads its own footprint; if two
-    consecutive waves' footprints fit, a wave reads only what the previous one did not
-    (halos and shared rows hit). Launches after the first (host loops) find their arrays in
-    L2 when a launch's footprint fits, else read them again."""
+    """(DRAM bytes of all launches, compulsory bytes). Compulsory: each array's footprint read once
+    (if it is read, and not initialized by the nest) and written once (if written). When a
+    launch's arrays do not fit in the usable L2, a wave of resident blocks reads its own
+    footprint; if two consecutive waves' footprints fit, a wave reads only what the previous
+    one did not (halos and shared rows hit). Launches after the first (host loops) find
+    their arrays in L2 when a launch's footprint fits, else read them again."""
     names = [loop.name for loop in summary.loops]
     whole = {loop.name: loop.trip for loop in summary.loops}
     full = {n: 1 if n in m.host else t for n, t in whole.items()}
@@ -317,8 +317,8 @@ def _dram_bytes(summary: NestSummary, device: Device, m: Mapping, k: int) -> tup
 
     reads: list[tuple[float, float, float]] = []
     written = compulsory = 0.0
-    for accesses in by_array(summary).values():
-        loads = [a for a in accesses if not a.write]
+    for array, accesses in by_array(summary).items():
+        loads = [a for a in accesses if not a.write and array not in summary.initialized]
         stores = [a for a in accesses if a.write]
         if loads:
             reads.append((size(accesses, full), size(accesses, one), size(accesses, two)))

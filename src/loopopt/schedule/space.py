@@ -22,8 +22,9 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
 The fast matmul and conv recipes fully unroll, so only tiles that divide the trip counts they
 unroll are offered (and, pipelined, a block's threads must divide each copy); when none does,
 the space falls back to padded matmul tiles (`pad-tiles`: partial tiles run as full ones,
-zero-filled scalar copies issued ahead by register double buffering where the copy rounds
-allow, no cp.async rings), or to the map recipe. Tiles far larger than a
+zero-filled copies issued ahead by register double buffering where the copy rounds allow, or
+by a 3-stage cp.async ring of 16-byte zero-filling copies where rows of 4 stay aligned), or
+to the map recipe. Tiles far larger than a
 loop (twice its trip count or more) are left out. Last, what does not fit the device goes
 (schedule/occupancy.misfit: threads, shared memory, registers, occupancy), and so do blocks of
 fewer than 32 threads (a partial warp). An empty space (no parallel loop, nothing fits) is an
@@ -148,6 +149,18 @@ def _padded_matmul(summary: NestSummary) -> Iterable[Schedule]:
         # its zero-filled copies (H200, 1000³ to 3001³: 2-2.5x slower), so only where it must.
         pipelined = not (bm * bk % threads or bk * bn % threads)
         yield recipes.matmul(summary, bm, bn, bk, tm, tn, pipelined, padded=True)
+        # A ring of 16-byte zero-filling cp.async copies where rows of 4 floats stay whole and
+        # aligned (both arrays' rows a multiple of 4 long) and every round is whole.
+        whole = not (bm * bk % (4 * threads) or bk * bn % (4 * threads))
+        if whole and _aligned_rows(summary) and k // bk >= ASYNC_STAGES:
+            yield recipes.matmul(
+                summary, bm, bn, bk, tm, tn, False, copy_vector=4, stages=ASYNC_STAGES, padded=True
+            )
+
+
+def _aligned_rows(summary: NestSummary) -> bool:
+    """Every array's rows hold a multiple of 4 elements (16-byte copies stay aligned)."""
+    return all(a.shape[-1] % 4 == 0 for a in summary.accesses)
 
 
 def _conv(summary: NestSummary) -> Iterable[Schedule]:

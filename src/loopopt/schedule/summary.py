@@ -8,7 +8,10 @@
     } } } }                                                        B ..., C read, C write),
                                                          flops=2)
 
-The nest is the perfect band of the function's only outermost loop. An access is an
+The nest is the perfect band of the function's only outermost loop; where the band's last
+loop holds stores of constants and one loop (`O[i, j] = 0` ahead of the filter loops of a
+convolution), the band goes on into that loop and those arrays are `initialized` (each access
+of theirs in the body must be the initialized element). An access is an
 affine.load or affine.store of the innermost body, as one coefficient per band loop and a
 constant per array dimension, over *iteration numbers*: loop d runs t_d = 0 .. trip_d - 1 and
 its IV is lower_d + step_d * t_d, so `A[%i - 1]` with `%i = 1 to 9` is A[t_i + 0]. Floating-point
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import affine, func
+from xdsl.dialects import affine, arith, func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 from xdsl.ir import Operation
 
@@ -62,6 +65,9 @@ def summarize(fn: Operation) -> NestSummary:
             op=nests[1],
         )
     band = perfect_band(nests[0])
+    inits = _initializations(band[-1])
+    if inits:
+        band += perfect_band(_only_loop(band[-1]))
     _check_perfect(band)
     parallel = set(parallel_loops(band[0]))
     loops = tuple(
@@ -70,7 +76,46 @@ def summarize(fn: Operation) -> NestSummary:
     )
     accesses = tuple(_access(op, band) for op in body_ops(band[-1]) if _is_memory(op))
     flops = sum(FLOPS.get(op.name, 0) for op in body_ops(band[-1]))
-    return NestSummary(name, loops, accesses, flops)
+    initialized = _initialized(inits, accesses, band)
+    return NestSummary(name, loops, accesses, flops, initialized)
+
+
+def _only_loop(loop: affine.ForOp) -> affine.ForOp:
+    [inner] = [op for op in body_ops(loop) if isinstance(op, affine.ForOp)]
+    return inner
+
+
+def _initializations(loop: affine.ForOp) -> list[affine.StoreOp]:
+    """The stores of constants ahead of the only loop in `loop`'s body (`O[i, j] = 0`
+    before the reduction loops), when the body is just those and the loop."""
+    ops = body_ops(loop)
+    if loop.inits or len(ops) < 2 or not isinstance(ops[-1], affine.ForOp):
+        return []
+    stores = [op for op in ops[:-1] if isinstance(op, affine.StoreOp)]
+    others = [op for op in ops[:-1] if not isinstance(op, affine.StoreOp)]
+    if not stores or not all(isinstance(op, arith.ConstantOp) for op in others):
+        return []
+    constants = all(isinstance(op.value.owner, arith.ConstantOp) for op in stores)
+    return stores if constants else []
+
+
+def _initialized(
+    inits: Sequence[affine.StoreOp], accesses: Sequence[Access], band: Sequence[affine.ForOp]
+) -> tuple[str, ...]:
+    """The arrays of `inits`, each of whose accesses in the body is the initialized element
+    (the same indices, no coefficient on the loops inside the initialization)."""
+    names: list[str] = []
+    for store in inits:
+        init = _access(store, band)
+        mine = [a for a in accesses if a.array == init.array]
+        if not mine or any((a.coeffs, a.offset) != (init.coeffs, init.offset) for a in mine):
+            raise LoopoptError(
+                f"summarize: '{init.array}' is initialized at other elements than the nest "
+                "accumulates",
+                op=store,
+            )
+        names.append(init.array)
+    return tuple(dict.fromkeys(names))
 
 
 def summarize_module(module: ModuleOp, func_name: str | None = None) -> NestSummary:

@@ -50,6 +50,9 @@ class NestSummary:
     accesses: tuple[Access, ...]
     flops: int
     """Floating-point operations per innermost iteration (a multiply-add counts 2)."""
+    initialized: tuple[str, ...] = ()
+    """Arrays the nest sets to a constant before its reduction loops (`O[i, j] = 0` ahead of
+    the filter loops): their accumulations read no element from memory."""
 
     def loop(self, name: str) -> Loop:
         return next(loop for loop in self.loops if loop.name == name)

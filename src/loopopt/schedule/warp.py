@@ -14,7 +14,8 @@ over L1's 32 banks, as shared memory does (`l1_cycles`). From L2 come the sector
 among the run's instructions, the block's warps (L1) and, when the warps' lines fit in L1,
 REUSE_RUNS consecutive runs of the innermost sequential loop, in whole lines (L2_GRANULE).
 Arrays held in registers across the reduction (scalar-replace) are read and written once
-per thread.
+per thread; those the nest initializes (summary.initialized) only written, when they are
+held or every reduction loop is unrolled (the stored 0 reaches the first update in a register).
 
 Shared memory: a staged array's block-tile box is copied in (rows in array order, one
 element, or `copy_vector` elements, per thread per round) once per reduction step; reads from
@@ -191,6 +192,9 @@ def warp_work(
     spread = {n for n in names if summary.loop(n).parallel and m.block[n] > m.thread[n]}
     per_run = {n: (m.block[n] // m.thread[n] if n in spread else 1) * body.get(n, 1) for n in names}
     once = {n: m.block[n] for n in names}
+    reductions_unrolled = all(
+        loop.parallel or loop.name in schedule.unrolled for loop in summary.loops
+    )
     for array, accesses in arrays.items():
         if array in schedule.constant:
             continue  # ld.const at offsets fixed by the unrolling: uniform, folded by ptxas
@@ -198,6 +202,8 @@ def warp_work(
             _staged(summary, schedule, device, m, accesses, body, runs, warp_lanes, warp)
             continue
         held = array in schedule.registers
+        if array in summary.initialized and (held or reductions_unrolled):
+            accesses = [a for a in accesses if a.write]  # its loads take the registers' values
         _direct(
             summary,
             accesses,
