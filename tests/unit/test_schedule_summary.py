@@ -249,3 +249,22 @@ def test_an_affine_if_in_the_body_is_refused() -> None:
         ),
     )
     assert "'affine.if' in the innermost body" in _error(_func(body)).message
+
+
+def test_an_initialization_ahead_of_the_reduction_loops() -> None:
+    """O[i, j] = 0 ahead of the filter loops (the benchmarks' convolutions): the band goes on
+    into p, q and O is initialized; accesses are the innermost body's only."""
+    s = _summary(workloads.conv_mlir((6, 7, 3, 2)))
+    assert [loop.name for loop in s.loops] == list("ijpq")
+    assert [loop.parallel for loop in s.loops] == [True, True, False, False]
+    assert s.initialized == ("O",)
+    assert len(s.accesses) == 4 and s.flops == 2
+    assert _summary(workloads.sgemm_mlir((5, 7, 6))).initialized == ()
+
+
+def test_an_initialization_of_other_elements_is_refused() -> None:
+    """O[i, 0] = 0 ahead of loops that accumulate into O[i, j]: not the accumulated element."""
+    text = workloads.conv_mlir((6, 7, 3, 2)).replace(
+        "affine.store %zero, %O[%i, %j]", "affine.store %zero, %O[%i, 0]"
+    )
+    assert "'O' is initialized at other elements than the nest accumulates" in _error(text).message
