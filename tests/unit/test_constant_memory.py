@@ -38,7 +38,7 @@ def _operands(sizes: tuple[int, ...], rng: np.random.Generator) -> list[np.ndarr
     return [
         rng.standard_normal(image).astype(np.float32),
         rng.standard_normal(filt).astype(np.float32),
-        rng.standard_normal(out).astype(np.float32),
+        np.full(out, np.nan, np.float32),  # the nest sets each output to 0 first
     ]
 
 
@@ -47,8 +47,8 @@ def _mapped(schedule: str, sizes: tuple[int, ...]) -> str:
 
 
 def _expected(arrays: list[np.ndarray]) -> np.ndarray:
-    image, filt, out = (a.astype(np.float64) for a in arrays)
-    return out + workloads.conv_reference([image, filt])
+    image, filt = (a.astype(np.float64) for a in arrays[:2])
+    return workloads.conv_reference([image, filt])
 
 
 @pytest.mark.parametrize(
