@@ -2,6 +2,8 @@
 // RUN: sed -n '/^\/\/ IMPERFECT/,/^\/\/ END IMPERFECT/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain}' 2>&1 | filecheck %s --check-prefix=DEFAULT
 // RUN: sed -n '/^\/\/ MATMUL/,/^\/\/ END MATMUL/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 gpu=false}' | filecheck %s --check-prefix=LOOPS
 // RUN: not loopopt-opt %s -p 'auto-schedule{device=sm_42}' 2>&1 | filecheck %s --check-prefix=DEVICE
+// RUN: sed -n '/^\/\/ ODD/,/^\/\/ END ODD/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain top=1}' 2>&1 | filecheck %s --check-prefix=ODD
+// RUN: sed -n '/^\/\/ INIT/,/^\/\/ END INIT/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain top=1}' 2>&1 | filecheck %s --check-prefix=INIT
 
 // The choice for a 64x64x32 matmul on the built-in sm_90 table (H100 SXM), pinned: the model
 // ranks the candidates of the matmul class (two-level tiles, shared A and B, register tile,
@@ -71,3 +73,60 @@ func.func @jacobi1d(%A: memref<66xf32>, %B: memref<66xf32>) {
 // END IMPERFECT
 
 // DEVICE: error: unknown device 'sm_42'; known: sm_80, sm_89, sm_90, A100, L40S, H100, H200
+
+// Sizes no tile divides (100x70x44): padded tiles (pad-tiles), pinned. The partial tiles run the
+// full tiles' unrolled code; C's guarded accumulators stay in registers across k_t.
+// ODD:       auto-schedule @odd on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// ODD-NEXT:    #1 matmul bm=32 bn=32 bk=32 tm=4 tn=2 pipelined=1 padded=1:
+// ODD-NEXT:    pipeline: loop-tile{tile-sizes=32,32,32},loop-tile{loops=i,j tile-sizes=4,2},pad-tiles{loops=i_t2,j_t2,i,j,k},promote{{.*}},pipeline-copies{loop=k_t},{{.*}},scalar-replace{loop=k_t}
+// ODD:       gpu.func @odd_k0
+// ODD:         affine.for %k_t = 0 to 44 step 32 iter_args(
+// ODD:         } {loopopt.padded}
+// ODD:         gpu.return
+// ODD
+func.func @odd(%A: memref<100x44xf32>, %B: memref<44x70xf32>, %C: memref<100x70xf32>) {
+  affine.for %i = 0 to 100 {
+    affine.for %j = 0 to 70 {
+      affine.for %k = 0 to 44 {
+        %a = affine.load %A[%i, %k] : memref<100x44xf32>
+        %b = affine.load %B[%k, %j] : memref<44x70xf32>
+        %c = affine.load %C[%i, %j] : memref<100x70xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<100x70xf32>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+// END ODD
+
+// A convolution that sets each output to 0 ahead of its filter loops (O = I * F, as cuDNN):
+// summarized as an initialized nest, scheduled by the conv recipe, the zero stored first.
+// INIT:       auto-schedule @conv on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// INIT-NEXT:    #1 conv by=4 bx=16 rows=1:
+// INIT:       gpu.func @conv_k0
+// INIT:         affine.store %zero, %O[%i_t2, %j]
+// INIT-NOT:     affine.for
+// INIT:         gpu.return
+// INIT
+func.func @conv(%I: memref<66x130xf32>, %F: memref<3x3xf32>, %O: memref<64x128xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 128 {
+      %zero = arith.constant 0.0 : f32
+      affine.store %zero, %O[%i, %j] : memref<64x128xf32>
+      affine.for %p = 0 to 3 {
+        affine.for %q = 0 to 3 {
+          %x = affine.load %I[%i + %p, %j + %q] : memref<66x130xf32>
+          %f = affine.load %F[%p, %q] : memref<3x3xf32>
+          %o = affine.load %O[%i, %j] : memref<64x128xf32>
+          %m = arith.mulf %x, %f : f32
+          %s = arith.addf %o, %m : f32
+          affine.store %s, %O[%i, %j] : memref<64x128xf32>
+        } {loopopt.name = "q"}
+      } {loopopt.name = "p"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+// END INIT
