@@ -382,3 +382,22 @@ def offset_apply(iv: SSAValue, offset: int, before: Operation) -> affine.ApplyOp
     apply = affine.ApplyOp([iv], AffineMapAttr(offset_map))
     insert_before(apply, before)
     return apply
+
+
+def composed(
+    builder: MapBuilder, amap: AffineMap, operands: Sequence[SSAValue]
+) -> list[AffineExpr]:
+    """The results of `amap` applied to `operands` over `builder`'s placeholders, the
+    affine.apply ops and index constants among the operands composed in, simplified (so that
+    accesses and guards that unrolling rewrote differently compare equal)."""
+    values: list[AffineExpr] = []
+    for value in operands:
+        owner = value.owner
+        if isinstance(owner, affine.ApplyOp):
+            values += composed(builder, owner.map.data, owner.mapOperands)
+        elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            values.append(AffineExpr.constant(owner.value.value.data))
+        else:
+            values.append(builder.value(value))
+    dims, syms = values[: amap.num_dims], values[amap.num_dims :]
+    return [builder.simplified(r.replace_dims_and_symbols(dims, syms)) for r in amap.results]

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith, memref
-from xdsl.dialects.builtin import MemRefType, UnitAttr
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import Block
 from xdsl.ir.affine import AffineExpr
 from xdsl.traits import is_side_effect_free
@@ -186,37 +186,47 @@ def _nothing_stored_between(load: affine.LoadOp, store: affine.StoreOp) -> bool:
     return op is store
 
 
-def guard_load(load: affine.LoadOp, guard: Guard) -> IfOp:
-    """Put `load` under a padded-load affine.if (0 where `guard` is false)."""
-    memref_type = load.memref.type
-    assert isinstance(memref_type, MemRefType)
-    zero = zero_of(memref_type.element_type)
-    yielded = affine.YieldOp.get(load.result)
-    then_block = Block([yielded])
+def new_padded_load(load: affine.LoadOp, guard: Guard, padded: bool = True) -> IfOp:
+    """An affine.if on `guard` yielding `load` (a detached op), else 0; marked a padded load
+    unless not `padded` (a guard other than in-bounds conditions, as promote's fill copies)."""
+    zero = zero_of(load.result.type)
+    then_block = Block([load, affine.YieldOp.get(load.result)])
     if_op = new_if(guard, then_block, Block([zero, affine.YieldOp.get(zero.result)]))
-    if_op.attributes[PADDED] = UnitAttr()
-    parent = load.parent_block()
-    assert parent is not None
-    parent.insert_op_before(if_op, load)
-    for use in list(load.result.uses):
-        if use.operation is not yielded:
-            use.operation.operands[use.index] = if_op.results[0]
-    load.detach()
-    then_block.insert_op_before(load, yielded)
+    if padded:
+        if_op.attributes[PADDED] = UnitAttr()
     if_op.results[0].name_hint = load.result.name_hint
     return if_op
 
 
-def guard_store(store: affine.StoreOp, guard: Guard) -> IfOp:
-    """Put `store` under a padded-store affine.if."""
-    then_block = Block([affine.YieldOp.get()])
-    if_op = new_if(guard, then_block, None)
+def new_padded_store(store: affine.StoreOp, guard: Guard) -> IfOp:
+    """A padded store: `store` (a detached op) under an affine.if on `guard`."""
+    if_op = new_if(guard, Block([store, affine.YieldOp.get()]), None)
     if_op.attributes[PADDED] = UnitAttr()
+    return if_op
+
+
+def guard_load(load: affine.LoadOp, guard: Guard) -> IfOp:
+    """Put `load` under a padded-load affine.if (0 where `guard` is false), in place."""
+    parent = load.parent_block()
+    assert parent is not None
+    anchor = load.next_op
+    load.detach()
+    if_op = new_padded_load(load, guard)
+    parent.insert_op_before(if_op, anchor)  # type: ignore[arg-type]
+    for use in list(load.result.uses):
+        if use.operation.parent_op() is not if_op:
+            use.operation.operands[use.index] = if_op.results[0]
+    return if_op
+
+
+def guard_store(store: affine.StoreOp, guard: Guard) -> IfOp:
+    """Put `store` under a padded-store affine.if, in place."""
     parent = store.parent_block()
     assert parent is not None
-    parent.insert_op_before(if_op, store)
+    anchor = store.next_op
     store.detach()
-    then_block.insert_op_before(store, then_block.ops.first)  # type: ignore[arg-type]
+    if_op = new_padded_store(store, guard)
+    parent.insert_op_before(if_op, anchor)  # type: ignore[arg-type]
     return if_op
 
 

@@ -20,16 +20,21 @@ replace it. `promote` and `scalar-replace` recognize these forms with `padded_lo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType, MemRefType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+)
+from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.ir.affine.affine_set import AffineConstraintKind
 
 from loopopt.dialects.affine_ext import IfOp
-from loopopt.loops.affine_maps import MapBuilder
+from loopopt.loops.affine_maps import Bound, MapBuilder, composed
 
 PADDED = "loopopt.padded"
 """Unit attribute of the affine.if ops that guard the accesses of padded tiles."""
@@ -83,32 +88,24 @@ def bounds_only(op: IfOp, access: affine.LoadOp | affine.StoreOp) -> bool:
     inside = in_bounds(access, builder)
     if inside is None:
         return False
-    aset = op.condition.data
-    if any(c.kind != AffineConstraintKind.ge for c in aset.constraints):
-        return False
-    exprs = tuple(c.lhs - c.rhs for c in aset.constraints)
-    guard = AffineMap(aset.num_dims, aset.num_symbols, exprs)
-    known = {builder.simplified(c) for c in inside}
-    return all(builder.simplified(c) in known for c in _composed(guard, tuple(op.args), builder))
+    guard = guard_map(op)
+    return set(composed(builder, guard.map, guard.operands)) <= set(inside)
 
 
-def _composed(
-    amap: AffineMap, operands: Sequence[SSAValue], builder: MapBuilder
-) -> list[AffineExpr]:
-    """`amap`'s results over `builder`'s placeholders (all dims), affine.apply ops and index
-    constants among the operands composed into them."""
-    values: list[AffineExpr] = []
-    for value in operands:
-        owner = value.owner
-        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-            values.append(AffineExpr.constant(owner.value.value.data))
-        elif isinstance(owner, affine.ApplyOp):
-            inner = owner.map.data
-            values.append(_composed(inner, tuple(owner.mapOperands), builder)[0])
-        else:
-            values.append(builder.value(value))
-    dims, syms = values[: amap.num_dims], values[amap.num_dims :]
-    return [r.replace_dims_and_symbols(dims, syms) for r in amap.results]
+def guard_map(if_op: IfOp) -> Bound:
+    """The condition of `if_op` as a map over its operands whose results are each `>= 0`
+    (an equality gives two results)."""
+    aset = if_op.condition.data
+    results: list[AffineExpr] = []
+    for constraint in aset.constraints:
+        difference = constraint.lhs - constraint.rhs
+        if constraint.kind == AffineConstraintKind.le:
+            difference = constraint.rhs - constraint.lhs
+        results.append(difference)
+        if constraint.kind == AffineConstraintKind.eq:
+            results.append(constraint.rhs - constraint.lhs)
+    amap = AffineMap(aset.num_dims, aset.num_symbols, tuple(results))
+    return Bound(amap, tuple(if_op.args))
 
 
 def padded_store(op: Operation) -> affine.StoreOp | None:
@@ -133,7 +130,7 @@ def in_bounds(
     shape = memref_type.get_shape()
     if any(size < 0 for size in shape):
         return None
-    indices = _composed(access.map.data, tuple(access.indices), builder)
+    indices = composed(builder, access.map.data, access.indices)
     conditions: list[AffineExpr] = []
     for index, size in zip(indices, shape, strict=True):
         conditions += [index, AffineExpr.constant(size - 1) - index]
@@ -146,8 +143,8 @@ def same_condition(a: IfOp, b: IfOp) -> bool:
 
 
 def zero_of(element_type: Attribute) -> arith.ConstantOp:
-    """The constant 0 of a float or integer element type (what a padded load yields outside)."""
-    if isinstance(element_type, IntegerType):
-        return arith.ConstantOp(IntegerAttr(0, element_type))
-    assert isinstance(element_type, AnyFloat)
-    return arith.ConstantOp(FloatAttr(0.0, element_type))
+    """The constant 0 of a float, integer or index type (what a padded load yields outside)."""
+    if isinstance(element_type, AnyFloat):
+        return arith.ConstantOp(FloatAttr(0.0, element_type))
+    assert isinstance(element_type, IntegerType | IndexType)
+    return arith.ConstantOp(IntegerAttr(0, element_type))

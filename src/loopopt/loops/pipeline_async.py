@@ -66,11 +66,11 @@ from loopopt.analysis.alignment import map_multiples, offset_multiple
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
-from loopopt.loops.affine_maps import Bound, MapBuilder, lower_bound
+from loopopt.loops.affine_maps import Bound, MapBuilder, composed, lower_bound
 from loopopt.loops.nest import iv, step_of, trip_count
 from loopopt.loops.padded_access import fill_load
 from loopopt.loops.pipeline import prefetchable
-from loopopt.loops.pipeline_async_fill import conditions_agree, expand, holds_copy, sized_source
+from loopopt.loops.pipeline_async_fill import conditions_agree, holds_copy, sized_source
 from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
 from loopopt.lowering.gpu_shared import is_shared
 
@@ -177,8 +177,8 @@ def _next_to(builder: MapBuilder, head: Copy, other: Copy, k: int) -> bool:
     if not conditions_agree(head.guard, other.guard):
         return False
     for a, b in ((head.load, other.load), (head.store, other.store)):
-        ea = expand(builder, a.map.data, a.indices)
-        eb = expand(builder, b.map.data, b.indices)
+        ea = composed(builder, a.map.data, a.indices)
+        eb = composed(builder, b.map.data, b.indices)
         diffs = [builder.simplified(y - x) for x, y in zip(ea, eb, strict=True)]
         wanted = [0] * (len(diffs) - 1) + [k]
         if [d.value if isinstance(d, AffineConstantExpr) else None for d in diffs] != wanted:

@@ -37,23 +37,7 @@ from xdsl.ir.affine.affine_set import AffineConstraintKind
 
 from loopopt.analysis.alignment import residue, value_multiple
 from loopopt.dialects.affine_ext import IfOp
-from loopopt.loops.affine_maps import MapBuilder
-
-
-def expand(builder: MapBuilder, amap: AffineMap, operands: Sequence[SSAValue]) -> list[AffineExpr]:
-    """The results of `amap` over the values its affine.apply operands are built from (index
-    constants folded in), simplified."""
-    values: list[AffineExpr] = []
-    for value in operands:
-        owner = value.owner
-        if isinstance(owner, affine.ApplyOp):
-            values += expand(builder, owner.map.data, owner.mapOperands)
-        elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-            values.append(AffineExpr.constant(owner.value.value.data))
-        else:
-            values.append(builder.value(value))
-    dims, syms = values[: amap.num_dims], values[amap.num_dims :]
-    return [builder.simplified(r.replace_dims_and_symbols(dims, syms)) for r in amap.results]
+from loopopt.loops.affine_maps import MapBuilder, composed
 
 
 def _constraints(guard: IfOp, builder: MapBuilder) -> list[tuple[AffineExpr, bool]]:
@@ -62,7 +46,7 @@ def _constraints(guard: IfOp, builder: MapBuilder) -> list[tuple[AffineExpr, boo
     exprs = tuple(c.lhs - c.rhs for c in aset.constraints)
     amap = AffineMap(aset.num_dims, aset.num_symbols, exprs)
     kinds = [c.kind == AffineConstraintKind.eq for c in aset.constraints]
-    return list(zip(expand(builder, amap, guard.args), kinds, strict=True))
+    return list(zip(composed(builder, amap, guard.args), kinds, strict=True))
 
 
 def _same_truth(expr: AffineExpr, shift: int, builder: MapBuilder) -> bool:

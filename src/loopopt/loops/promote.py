@@ -51,9 +51,10 @@ from loopopt.analysis.footprint import Footprint, array_name
 from loopopt.analysis.footprint import Region as CopyRegion
 from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.affine_maps import constant_difference
-from loopopt.loops.guard import Guard, new_if
+from loopopt.loops.guard import Guard
 from loopopt.loops.nest import LOOP_NAME
-from loopopt.loops.padded_access import padded_load, zero_of
+from loopopt.loops.pad import new_padded_load
+from loopopt.loops.padded_access import padded_load
 
 COPY = "loopopt.copy"
 """Unit attribute on the loops that copy a promoted array in or out of its buffer."""
@@ -207,11 +208,7 @@ def _fill_guard(
 
 def _fill_load(load: affine.LoadOp, guard: Guard | None) -> Operation:
     """`load` where `guard` holds, else 0.0 (a full-box copy of padded loads)."""
-    if guard is None:
-        return load
-    zero = zero_of(load.result.type)
-    then_block = Block([load, affine.YieldOp.get(load.result)])
-    return new_if(guard, then_block, Block([zero, affine.YieldOp.get(zero.result)]))
+    return load if guard is None else new_padded_load(load, guard, padded=False)
 
 
 def _copy_nest(

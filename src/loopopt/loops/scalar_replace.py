@@ -55,7 +55,6 @@ from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
-    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -80,11 +79,10 @@ from loopopt.loops.affine_maps import (
 from loopopt.loops.bounds import append_iter_args
 from loopopt.loops.guard import Guard, IterationDomain, new_if
 from loopopt.loops.nest import defined_inside, describe_loop, enclosing_loops, trip_count
+from loopopt.loops.pad import new_padded_load, new_padded_store
+from loopopt.loops.padded_access import guard_map, zero_of
 from loopopt.loops.scalar_replace_padded import (
-    condition,
     escape,
-    new_padded_load,
-    new_padded_store,
     padded_access,
     same_conditions,
     same_guard,
@@ -268,7 +266,7 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
         indices = _indices(Bound(op.map.data, tuple(op.indices)), loop, builder)
         if indices is None:
             return f"{describe_access(op)} varies with the loop"
-        guard = None if padded is None else _indices(condition(padded), loop, builder)
+        guard = None if padded is None else _indices(guard_map(padded), loop, builder)
         if padded is not None and guard is None:
             return f"the guard of padded {describe_access(op)} varies with the loop"
         access = Element(indices, [_form(index, builder) for index in indices], [op], guard)
@@ -345,13 +343,6 @@ def nonempty_guard(loop: affine.ForOp) -> Guard | None:
     return Guard(bound.map, bound.operands)
 
 
-def _zero(element_type: Attribute) -> arith.ConstantOp:
-    if isinstance(element_type, AnyFloat):
-        return arith.ConstantOp(FloatAttr(0.0, element_type))
-    assert isinstance(element_type, IntegerType | IndexType)
-    return arith.ConstantOp(IntegerAttr(0, element_type))
-
-
 def _before(loop: affine.ForOp, loads: Sequence[Operation], guard: Guard | None) -> list[SSAValue]:
     """Insert `loads` (plain or padded loads) before `loop` (under `guard`); the values they
     give there."""
@@ -361,7 +352,7 @@ def _before(loop: affine.ForOp, loads: Sequence[Operation], guard: Guard | None)
     if guard is None:
         block.insert_ops_before(loads, loop)
         return values
-    zeros = [_zero(value.type) for value in values]
+    zeros = [zero_of(value.type) for value in values]
     then_block = Block([*loads, affine.YieldOp.get(*values)])
     else_block = Block([*zeros, affine.YieldOp.get(*(zero.result for zero in zeros))])
     if_op = new_if(guard, then_block, else_block)
@@ -394,7 +385,7 @@ def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.
         load.result.name_hint = f"{array.memref.name_hint}_reg" if array.memref.name_hint else None
         padded = array.guard(element)
         if padded is not None:
-            load = new_padded_load(load, _zero(load.result.type), padded)
+            load = new_padded_load(load, padded)
         loads.append(load)
     guard = nonempty_guard(loop)
     current = _before(loop, loads, guard)

@@ -32,17 +32,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import UnitAttr
-from xdsl.ir import Block, Operation, SSAValue, Use
-from xdsl.ir.affine import AffineExpr, AffineMap
-from xdsl.ir.affine.affine_set import AffineConstraintKind
+from xdsl.dialects import affine
+from xdsl.ir import Operation, SSAValue, Use
+from xdsl.ir.affine import AffineExpr
 from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
 
 from loopopt.dialects.affine_ext import IfOp
-from loopopt.loops.affine_maps import Bound, constant_difference
-from loopopt.loops.guard import Guard, new_if
-from loopopt.loops.padded_access import PADDED, padded_load, padded_store, same_condition
+from loopopt.loops.affine_maps import constant_difference
+from loopopt.loops.padded_access import padded_load, padded_store, same_condition
 
 
 def padded_access(op: Operation) -> affine.LoadOp | affine.StoreOp | None:
@@ -57,22 +54,6 @@ def wrapper(access: affine.LoadOp | affine.StoreOp) -> IfOp | None:
     if isinstance(parent, IfOp) and padded_access(parent) is access:
         return parent
     return None
-
-
-def condition(if_op: IfOp) -> Bound:
-    """The condition of `if_op` as a map over its operands whose results are each `>= 0`
-    (an equality gives two results)."""
-    aset = if_op.condition.data
-    results: list[AffineExpr] = []
-    for constraint in aset.constraints:
-        difference = constraint.lhs - constraint.rhs
-        if constraint.kind == AffineConstraintKind.le:
-            difference = constraint.rhs - constraint.lhs
-        results.append(difference)
-        if constraint.kind == AffineConstraintKind.eq:
-            results.append(constraint.rhs - constraint.lhs)
-    amap = AffineMap(aset.num_dims, aset.num_symbols, tuple(results))
-    return Bound(amap, tuple(if_op.args))
 
 
 def same_guard(a: IfOp | None, b: IfOp | None) -> bool:
@@ -139,20 +120,3 @@ def escape(
                     seen.add(result)
                     pending.append(result)
     return None
-
-
-def new_padded_load(load: affine.LoadOp, zero: arith.ConstantOp, guard: Guard) -> IfOp:
-    """A padded load of `load` (a new op) under `guard`: its value, else `zero`."""
-    then_block = Block([load, affine.YieldOp.get(load.result)])
-    else_block = Block([zero, affine.YieldOp.get(zero.result)])
-    if_op = new_if(guard, then_block, else_block)
-    if_op.attributes[PADDED] = UnitAttr()
-    if_op.results[0].name_hint = load.result.name_hint
-    return if_op
-
-
-def new_padded_store(store: affine.StoreOp, guard: Guard) -> IfOp:
-    """A padded store of `store` (a new op) under `guard`."""
-    if_op = new_if(guard, Block([store, affine.YieldOp.get()]), None)
-    if_op.attributes[PADDED] = UnitAttr()
-    return if_op
