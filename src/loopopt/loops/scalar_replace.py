@@ -71,6 +71,7 @@ from loopopt.dialects.gpu_ext import AddressSpaceAttr, AddressSpaceEnum
 from loopopt.loops.affine_maps import (
     Bound,
     MapBuilder,
+    composed,
     constant_difference,
     linear_form,
     lower_bound,
@@ -185,16 +186,13 @@ def _base(memref: SSAValue) -> SSAValue:
     return memref
 
 
-def _indices(
-    bound: Bound, loop: affine.ForOp | None, builder: MapBuilder
-) -> list[AffineExpr] | None:
+def _indices(bound: Bound, loop: affine.ForOp, builder: MapBuilder) -> list[AffineExpr] | None:
     """The results of `bound` over values defined outside `loop` (composing the affine.apply
-    ops and constants inside it); None when one of them varies in the loop. Without a loop,
-    every affine.apply and constant is composed and any other value is a placeholder."""
+    ops and constants inside it); None when one of them varies in the loop."""
     replacements: list[AffineExpr] = []
     for position, value in enumerate(bound.operands):
         owner = value.op if isinstance(value, OpResult) else None
-        if loop is not None and not defined_inside(value, loop):
+        if not defined_inside(value, loop):
             replacements.append(builder.value(value, symbol=position >= bound.map.num_dims))
         elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             replacements.append(AffineExpr.constant(owner.value.value.data))
@@ -203,8 +201,6 @@ def _indices(
             if inner is None:
                 return None
             replacements.append(inner[0])
-        elif loop is None:
-            replacements.append(builder.value(value, symbol=position >= bound.map.num_dims))
         else:
             return None
     num_dims = bound.map.num_dims
@@ -448,8 +444,7 @@ def forward_in_block(block: Block, memrefs: Collection[SSAValue] | None = None) 
             continue
         here: Element | None = None
         if _memory(access.memref) is None and (memrefs is None or access.memref in memrefs):
-            indices = _indices(Bound(access.map.data, tuple(access.indices)), None, builder)
-            assert indices is not None
+            indices = composed(builder, access.map.data, access.indices)
             here = Element(indices, [_form(index, builder) for index in indices])
         count = len(builder.values)
         if isinstance(access, affine.StoreOp):
