@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from workloads import Workload
 
+from loopopt.runtime.cuda import L2_FLUSH_BYTES
+
 try:
     import triton
     import triton.language as tl
@@ -45,20 +47,24 @@ def strict_fp32() -> None:
 
 
 def time_ms(run: Callable[[], object], warmup: int = 3, repeat: int = 20) -> float:
-    """Median milliseconds of `run()` between CUDA events (as loopopt's `Compiled.time`)."""
+    """Median milliseconds of `run()`, kernel time only, timed as loopopt's `Compiled.time`
+    (runtime.cuda.time_kernel) and triton.testing.do_bench: an L2 flush queued before each
+    run keeps the GPU busy while the host launches, so launch overhead stays out."""
     for _ in range(warmup):
         run()
     torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(max(1, repeat)):
+    flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    pairs = [
+        (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        for _ in range(max(1, repeat))
+    ]
+    for start, end in pairs:
+        flush.zero_()
         start.record()
         run()
         end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    torch.cuda.synchronize()
+    return statistics.median(start.elapsed_time(end) for start, end in pairs)
 
 
 def rel_error(got: torch.Tensor, ref: torch.Tensor) -> float:

@@ -53,7 +53,11 @@ def _expected(arrays: list[np.ndarray]) -> np.ndarray:
 
 @pytest.mark.parametrize(
     ("schedule", "sizes"),
-    [(schedules.CONV2D_3X3, (32, 64, 3, 3)), (schedules.CONV2D_8X8, (16, 128, 8, 8))],
+    [
+        (schedules.CONV2D_3X3, (32, 64, 3, 3)),
+        (schedules.CONV2D_8X8, (16, 128, 8, 8)),  # 16 x 2 outputs per thread
+        (schedules.conv2d(8, 128, 4, cols=4), (16, 128, 5, 5)),
+    ],
 )
 def test_emulated_conv2d_schedules(
     schedule: str, sizes: tuple[int, ...], rng: np.random.Generator

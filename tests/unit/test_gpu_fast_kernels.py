@@ -62,7 +62,11 @@ def _check_sgemm(m: int, n: int, k: int, pipeline: str, rng: np.random.Generator
 
 @pytest.mark.parametrize(
     ("schedule", "sizes"),
-    [(schedules.CONV2D_8X8, (32, 256, 8, 8)), (schedules.CONV2D_3X3, (64, 96, 3, 3))],
+    [
+        (schedules.CONV2D_8X8, (32, 256, 8, 8)),  # 16 x 2 outputs per thread
+        (schedules.conv2d(8, 128, 4, cols=4), (16, 256, 5, 5)),
+        (schedules.CONV2D_3X3, (64, 96, 3, 3)),
+    ],
 )
 def test_conv2d_filter_in_constant_memory(
     schedule: str, sizes: tuple[int, int, int, int], rng: np.random.Generator

@@ -195,6 +195,35 @@ def test_launch_arguments_must_match_the_kernel() -> None:
         _gpu(text, "vadd")
 
 
+def test_timer_queues_an_l2_flush_ahead_of_each_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """time_kernel, as triton.testing.do_bench: per run, a 256 MB memset (cold L2; the GPU is
+    busy with it while the host launches), then start event, run, end event; one wait at the
+    end; the median of the events' intervals."""
+    log: list[str] = []
+    elapsed = iter([5.0, 1.0, 3.0])
+
+    def call(name: str, *args: Any) -> Any:
+        if name == "cuEventElapsedTime":
+            return next(elapsed)
+        log.append(name)
+        if name == "cuMemsetD32Async":
+            assert args[1:3] == (0, cuda.L2_FLUSH_BYTES // 4)
+        return object() if name == "cuEventCreate" else None
+
+    monkeypatch.setattr(cuda, "context", lambda: None)
+    monkeypatch.setattr(cuda, "synchronize", lambda: log.append("sync"))
+    monkeypatch.setattr(cuda, "_driver", lambda: type("D", (), {"CUstream": int}))
+    monkeypatch.setattr(cuda, "_FLUSH", type("B", (), {"ptr": 0x1000})())
+    monkeypatch.setattr(cuda, "call", call)
+    ms = cuda.time_kernel(lambda: log.append("run"), warmup=1, repeat=3)
+    assert ms == 3.0
+    per_run = ["cuMemsetD32Async", "cuEventRecord", "run", "cuEventRecord"]
+    start = log.index("cuMemsetD32Async")
+    assert log[:start] == ["run", "sync", *["cuEventCreate"] * 6]
+    assert log[start : start + 12] == per_run * 3
+    assert log[start + 12 :] == ["cuEventSynchronize", *["cuEventDestroy"] * 6]
+
+
 def test_cpu_target_runs_the_pipeline_up_to_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cuda, "available", lambda: False)
     text, func, arrays = kernels.matmul(6, 5, 4, np.random.default_rng(0))

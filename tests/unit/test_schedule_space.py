@@ -279,6 +279,32 @@ def test_conv_weights_in_constant_memory() -> None:
     )
 
 
+def test_conv_column_tiles() -> None:
+    """cols=2: a 16 x 2 register tile per thread (j tiled by 2 inside the block tile, its
+    outer part on threadIdx.x, the 2 columns unrolled); the space offers 2 and 4 columns where
+    the block tile divides the row and leaves 32 threads along it; 3-D convs have none."""
+    conv = _of(workloads.CONV2D, (4096, 4096, 8, 8))
+    s = recipes.conv(conv, 16, 64, 16, cols=2)
+    assert s.key() == "conv by=16 bx=64 rows=16 cols=2"
+    assert s.threads == (32, 1, 1) and dict(s.thread_tile) == {"i": 16, "j": 2}
+    assert "loop-tile{loops=j tile-sizes=2},loop-interchange{loops=i,j_t2 permutation=1,0}" in (
+        s.pipeline
+    )
+    assert "gpu-map-loops{block=32,1},loop-unroll{unroll-full loop=j}" in s.pipeline
+    assert s.pipeline == schedules.CONV2D_8X8
+    found = candidates(conv, SM90)
+    tiles = {(dict(c.params)["bx"], dict(c.params).get("cols", 1)) for c in found}
+    assert (64, 2) in tiles and (128, 4) in tiles and (256, 4) in tiles
+    assert (32, 2) not in tiles and (64, 4) not in tiles  # 16 threads along j
+    # 4000 = 32 · 125: only tiles of 16 and 32 divide the row, too narrow for 32 threads
+    ragged = _of(workloads.CONV2D, (4096, 4000, 8, 8))
+    assert not any("cols" in c.key() for c in candidates(ragged, SM90))
+    conv3d = _of(workloads.CONV3D, (64,) * 3 + (4,) * 3)
+    assert not any("cols" in c.key() for c in candidates(conv3d, SM90))
+    with pytest.raises(LoopoptError, match="column tiles"):
+        recipes.conv(conv3d, 16, 64, 16, cols=2)
+
+
 def test_matmul_cp_async_ring() -> None:
     """stages=3: pipeline-copies{stages=3 async} instead of the register double buffer, A
     not transposed (16-byte cp.async moves rows as they are); the space offers rings only
@@ -398,6 +424,7 @@ SMALL = [
     (RENAMED.format(m=32, n=32, k=8), "mm", "matmul"),
     (workloads.sgemm_mlir((17, 9, 5)), "sgemm", "matmul"),  # guarded tiles
     (workloads.conv_mlir((8, 12, 3, 2)), "conv2d", "conv"),
+    (workloads.conv_mlir((4, 128, 3, 2)), "conv2d", "conv"),  # column tiles too
     (workloads.conv_mlir((4, 8, 12, 2, 3, 2)), "conv3d", "conv"),
     (workloads.conv_mlir((7, 9, 3, 3)), "conv2d", "map"),  # no tile divides 7
     (workloads.jacobi2d_mlir((6, 12)), "jacobi2d", "stencil"),
@@ -415,6 +442,7 @@ SMALL = [
         "matmul",
         "guarded",
         "conv2d",
+        "conv2d-cols",
         "conv3d",
         "conv-map",
         "jacobi",

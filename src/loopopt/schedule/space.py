@@ -15,7 +15,8 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
              3-stage cp.async ring instead (pipeline-copies{stages=3 async}) where k has
              at least 3 steps
     conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread); 2-D: the
-             weights in global or in constant memory (gpu-constant-memory)
+             weights in global or in constant memory (gpu-constant-memory), and cols ∈
+             {1, 2, 4} adjacent outputs of a row per thread where bx divides the row
     stencil  by ∈ {1..256}, bx ∈ {16..256}, rows ∈ {1..16}
     map      block shapes over the 1-3 mapped loops, unroll ∈ {1, 2, 4, 8} of the inner loop
 
@@ -171,11 +172,22 @@ def _conv(summary: NestSummary) -> Iterable[Schedule]:
     for by in _divisors((4, 8, 16, 32, 64, 128), rows_y):
         for bx in _upto((16, 32, 64, 128, 256), cols):
             for rows in (1, 2, 4, 8, 16):
-                if rows <= by:
-                    yield recipes.conv(summary, by, bx, rows)
+                if rows > by:
+                    continue
+                for tile in _conv_columns(summary, bx, cols):
+                    yield recipes.conv(summary, by, bx, rows, cols=tile)
                     if r.weights and len(r.outs) == 2:  # every filter loop unrolled: the
                         # weights' offsets are constants ptxas folds into the FMAs
-                        yield recipes.conv(summary, by, bx, rows, constant=True)
+                        yield recipes.conv(summary, by, bx, rows, constant=True, cols=tile)
+
+
+def _conv_columns(summary: NestSummary, bx: int, trip: int) -> tuple[int, ...]:
+    """Columns per thread of a 2-D conv with bx-wide tiles of a `trip`-long row: 2 and 4 where
+    they leave a warp of threads along the row and every tile is full (the column loop is
+    unrolled); 1 always."""
+    if len(summary.loops) != 4 or trip % bx:
+        return (1,)
+    return (1, *(c for c in (2, 4) if bx // c >= 32))
 
 
 def _stencil(summary: NestSummary) -> Iterable[Schedule]:

@@ -103,10 +103,14 @@ func.func @odd(%A: memref<100x44xf32>, %B: memref<44x70xf32>, %C: memref<100x70x
 
 // A convolution that sets each output to 0 ahead of its filter loops (O = I * F, as cuDNN):
 // summarized as an initialized nest, scheduled by the conv recipe, the zero stored first.
+// The pick has 4 adjacent outputs of a row per thread (cols=4: 32 threads per 128 columns).
 // INIT:       auto-schedule @conv on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
-// INIT-NEXT:    #1 conv by=4 bx=16 rows=1:
+// INIT-NEXT:    #1 conv by=4 bx=128 rows=1 cols=4:
+// INIT:       threads in (%c32, %c4, %c1)
 // INIT:       gpu.func @conv_k0
-// INIT:         affine.store %zero, %O[%i_t2, %j]
+// INIT:         %j_t2 = affine.apply affine_map<(d0, d1) -> (((d0 * 4) + d1))> (%tx, %j_t)
+// INIT:         affine.store %zero, %O[%i_t2, %j_t2]
+// INIT:         affine.store %zero_3, %O[%i_t2, %j_t2 + 3]
 // INIT-NOT:     affine.for
 // INIT:         gpu.return
 // INIT
