@@ -184,7 +184,7 @@ def format_table(report: Report) -> str:
     out = [
         f"loopopt benchmarks on {report.gpu}, {report.date}",
         f"fp32 strict (TF32 off); kernel time, median of {report.repeat} runs (CUDA events) "
-        "after warm-up",
+        "after warm-up, each after an L2 flush (as triton.testing.do_bench)",
         f"roofline floors: FP32 FMA peak {report.peak_flops / 1e12:.1f} TFLOP/s "
         f"({report.peak_note}); copy bandwidth {report.copy_bytes_per_s / 1e12:.2f} TB/s "
         "(measured: 1 GiB, read + write)",

@@ -299,6 +299,12 @@ def test_conv_column_tiles() -> None:
     # 4000 = 32 · 125: only tiles of 16 and 32 divide the row, too narrow for 32 threads
     ragged = _of(workloads.CONV2D, (4096, 4000, 8, 8))
     assert not any("cols" in c.key() for c in candidates(ragged, SM90))
+    # 16x16 filter: 2 columns of 4 rows at most (2048 FMAs; 8 x 2 took 255 registers, spilled)
+    big = {
+        (dict(c.params)["rows"], dict(c.params).get("cols", 1))
+        for c in candidates(_of(workloads.CONV2D, (4096, 4096, 16, 16)), SM90)
+    }
+    assert (4, 2) in big and (8, 2) not in big and (2, 4) in big and (4, 4) not in big
     conv3d = _of(workloads.CONV3D, (64,) * 3 + (4,) * 3)
     assert not any("cols" in c.key() for c in candidates(conv3d, SM90))
     with pytest.raises(LoopoptError, match="column tiles"):

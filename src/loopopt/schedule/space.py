@@ -16,7 +16,8 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
              at least 3 steps
     conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread); 2-D: the
              weights in global or in constant memory (gpu-constant-memory), and cols ∈
-             {1, 2, 4} adjacent outputs of a row per thread where bx divides the row
+             {1, 2, 4} adjacent outputs of a row per thread where bx divides the row and
+             the thread's body keeps to COLUMN_TILE_FMAS
     stencil  by ∈ {1..256}, bx ∈ {16..256}, rows ∈ {1..16}
     map      block shapes over the 1-3 mapped loops, unroll ∈ {1, 2, 4, 8} of the inner loop
 
@@ -35,6 +36,7 @@ empty list; `why_none` gives the reason.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Sequence
 
 from loopopt.schedule import recipes
@@ -169,25 +171,34 @@ def _conv(summary: NestSummary) -> Iterable[Schedule]:
     assert r is not None
     y, x = r.outs[-2:]
     rows_y, cols = summary.loop(y).trip, summary.loop(x).trip
+    taps = math.prod(summary.loop(f).trip for f in r.filters)
     for by in _divisors((4, 8, 16, 32, 64, 128), rows_y):
         for bx in _upto((16, 32, 64, 128, 256), cols):
             for rows in (1, 2, 4, 8, 16):
                 if rows > by:
                     continue
-                for tile in _conv_columns(summary, bx, cols):
+                for tile in _conv_columns(summary, bx, cols, rows * taps):
                     yield recipes.conv(summary, by, bx, rows, cols=tile)
                     if r.weights and len(r.outs) == 2:  # every filter loop unrolled: the
                         # weights' offsets are constants ptxas folds into the FMAs
                         yield recipes.conv(summary, by, bx, rows, constant=True, cols=tile)
 
 
-def _conv_columns(summary: NestSummary, bx: int, trip: int) -> tuple[int, ...]:
-    """Columns per thread of a 2-D conv with bx-wide tiles of a `trip`-long row: 2 and 4 where
-    they leave a warp of threads along the row and every tile is full (the column loop is
-    unrolled); 1 always."""
+COLUMN_TILE_FMAS = 2048
+"""The most FMAs a thread's unrolled body may hold with column tiles. On the H200, 16 x 2
+outputs of an 8x8 filter (2048) take 40 registers and run at 53% of the FMA peak; 8 x 2 of a
+16x16 filter (4096) take ptxas's 255 and spill (0.68 ms against 0.23 ms for 8 x 1), which
+the register estimate (208) does not foresee."""
+
+
+def _conv_columns(summary: NestSummary, bx: int, trip: int, fmas: int) -> tuple[int, ...]:
+    """Columns per thread of a 2-D conv with bx-wide tiles of a `trip`-long row, `fmas` per
+    column of the thread's tile: 2 and 4 where they leave a warp of threads along the row,
+    every tile is full (the column loop is unrolled) and the body stays within
+    COLUMN_TILE_FMAS; 1 always."""
     if len(summary.loops) != 4 or trip % bx:
         return (1,)
-    return (1, *(c for c in (2, 4) if bx // c >= 32))
+    return (1, *(c for c in (2, 4) if bx // c >= 32 and c * fmas <= COLUMN_TILE_FMAS))
 
 
 def _stencil(summary: NestSummary) -> Iterable[Schedule]:
