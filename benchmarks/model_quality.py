@@ -4,12 +4,13 @@
     python benchmarks/model_quality.py --from-json FILE [--device sm_90]   # re-score, no GPU
     python benchmarks/model_quality.py --small --target cpu                # smoke run, no GPU
 
-For each kernel (sgemm 4096³, 1088³ and 1000³ (padded tiles), AᵀB 2048², conv2d 4096² 3×3 and
-16×16, conv3d 608³, jacobi2d 8192²; `--quick`: the same nests smaller) the nest is summarized,
-its whole candidate space enumerated (schedule/space.py) and each candidate's time predicted
-(schedule/cost_model.py). A space of at most `--per-kernel` (56) schedules is measured whole; a
-larger one (sgemm's hold hundreds) by the model's 8 best and the rest evenly spaced along the
-model's ranking, so that 8 minutes suffice on an H200 machine. The tuner (schedule/tune.py)
+For each kernel (sgemm 4096³, 1088³ and 1000³ (padded tiles), AᵀB 2048², conv2d 4096² 3×3,
+8×8 (column tiles) and 16×16, conv3d 608³, jacobi2d 8192²; `--quick`: the same nests smaller)
+the nest is summarized, its whole candidate space enumerated (schedule/space.py) and each
+candidate's time predicted (schedule/cost_model.py). A space of at most `--per-kernel` (56)
+schedules is measured whole; a larger one (sgemm's hold hundreds) by the model's 8 best and
+the rest evenly spaced along the model's ranking, so that 8 minutes suffice on an H200
+machine. The tuner (schedule/tune.py)
 measures them: built in parallel, verified against the workload's float64 reference (on the GPU
 with torch), compile errors, wrong results, crashes and timeouts +inf, results cached.
 
@@ -46,6 +47,7 @@ KERNELS: dict[str, tuple[int, ...]] = {
     "sgemm-1000": (600, 600, 600),
     "sgemm-atb-2048": (1024, 1024, 1024),
     "conv2d-4096-3x3": (1024, 1024, 3, 3),
+    "conv2d-4096-8x8": (1024, 1024, 8, 8),
     "conv2d-4096-16x16": (1024, 1024, 16, 16),
     "conv3d-608-8x8x8": (128, 128, 128, 8, 8, 8),
     "jacobi2d-8192": (2048, 2048),

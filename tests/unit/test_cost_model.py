@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from loopopt.context import parse_module
-from loopopt.schedule import recipes
+from loopopt.schedule import recipes, registers
 from loopopt.schedule.cost_model import explain, predict
 from loopopt.schedule.device import device_for
 from loopopt.schedule.summary import summarize_module
@@ -253,6 +253,31 @@ def test_registers_beyond_the_cap_spill() -> None:
     spills = predict(sgemm, recipes.matmul(sgemm, 256, 64, 32, 8, 4), H200)
     assert fits.spilled_registers == 0.0 and spills.spilled_registers > 10
     assert spills.time_us > 2 * fits.time_us
+
+
+def test_operands_reloaded_within_a_short_span_do_not_spill() -> None:
+    """conv2d 4096² on the H200 (model-quality-h200-2026-11-21-*.json): 8x8 filter, 128 x 128
+    tiles of 16 x 2 per thread in 512-thread blocks (cap 128): 60.5 us, as fast as the best;
+    its operands, reused within 128 FMAs, are loaded again rather than spilled. 16x16 filter,
+    64 x 128 tiles of 8 rows in 1024-thread blocks (cap 64): 2.97 ms, 13x the best; 256 FMAs
+    apart, they spill."""
+    small = summary_of("conv2d-4096-8x8")
+    wide = recipes.conv(small, 128, 128, 16, cols=2)
+    parts = registers.register_parts(small, wide)
+    assert parts.deferrable and parts.total > registers.register_cap(wide, H200)
+    assert registers.spilled_registers(small, wide, H200) == 0.0
+    best = predict(small, recipes.conv(small, 16, 64, 16, cols=2), H200)
+    assert predict(small, wide, H200).time_us < 1.2 * best.time_us
+    big = summary_of("conv2d-4096-16x16")
+    spills = recipes.conv(big, 64, 128, 8)
+    assert not registers.register_parts(big, spills).deferrable
+    assert registers.spilled_registers(big, spills, H200) > 50
+    assert (
+        predict(big, spills, H200).time_us
+        > 3 * predict(big, recipes.conv(big, 8, 32, 8, constant=True), H200).time_us
+    )
+    sgemm = summary_of("sgemm-4096")  # operands staged in shared memory: never deferred
+    assert not registers.register_parts(sgemm, recipes.matmul(sgemm, 128, 64, 16, 8, 4)).deferrable
 
 
 def test_many_small_blocks_wait_for_dispatch() -> None:
