@@ -310,6 +310,8 @@ def test_conv_column_tiles() -> None:
     assert not any("cols" in c.key() for c in candidates(conv3d, SM90))
     with pytest.raises(LoopoptError, match="column tiles"):
         recipes.conv(conv3d, 16, 64, 16, cols=2)
+    with pytest.raises(LoopoptError, match="cols=3 must divide the block tile's 64 columns"):
+        recipes.conv(conv, 16, 64, 16, cols=3)
 
 
 def test_matmul_cp_async_ring() -> None:

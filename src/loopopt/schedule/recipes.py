@@ -204,6 +204,8 @@ def conv(
     threads = (bx // cols, by // rows, 1)
     if cols > 1 and len(r.outs) != 2:
         raise LoopoptError("conv recipe: column tiles (cols > 1) are for 2-D convolutions")
+    if cols < 1 or bx % cols:
+        raise LoopoptError(f"conv recipe: cols={cols} must divide the block tile's {bx} columns")
     if len(r.outs) == 2:
         (y, x), (f0, f1) = r.outs, r.filters
         columns = [f"loop-tile{{loops={x} tile-sizes={cols}}}"] if cols > 1 else []
