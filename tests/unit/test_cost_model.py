@@ -259,7 +259,7 @@ def test_operands_reloaded_within_a_short_span_do_not_spill() -> None:
     """conv2d 4096² on the H200 (model-quality-h200-2026-11-21-*.json): 8x8 filter, 128 x 128
     tiles of 16 x 2 per thread in 512-thread blocks (cap 128): 60.5 us, as fast as the best;
     its operands, reused within 128 FMAs, are loaded again rather than spilled. 16x16 filter,
-    64 x 128 tiles of 8 rows in 1024-thread blocks (cap 64): 2.97 ms, 13x the best; 256 FMAs
+    64 x 128 tiles of 8 rows in 1024-thread blocks (cap 64): 2.97 ms, 12x the best; 256 FMAs
     apart, they spill."""
     small = summary_of("conv2d-4096-8x8")
     wide = recipes.conv(small, 128, 128, 16, cols=2)
