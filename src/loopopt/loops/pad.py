@@ -27,12 +27,12 @@ hold in the padded domain are left out, so accesses that never leave their array
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith, memref
 from xdsl.dialects.builtin import UnitAttr
-from xdsl.ir import Block
+from xdsl.ir import Block, Operation
 from xdsl.ir.affine import AffineExpr
 from xdsl.traits import is_side_effect_free
 
@@ -207,12 +207,7 @@ def new_padded_store(store: affine.StoreOp, guard: Guard) -> IfOp:
 
 def guard_load(load: affine.LoadOp, guard: Guard) -> IfOp:
     """Put `load` under a padded-load affine.if (0 where `guard` is false), in place."""
-    parent = load.parent_block()
-    assert parent is not None
-    anchor = load.next_op
-    load.detach()
-    if_op = new_padded_load(load, guard)
-    parent.insert_op_before(if_op, anchor)  # type: ignore[arg-type]
+    if_op = _wrap_in_place(load, lambda: new_padded_load(load, guard))
     for use in list(load.result.uses):
         if use.operation.parent_op() is not if_op:
             use.operation.operands[use.index] = if_op.results[0]
@@ -221,11 +216,16 @@ def guard_load(load: affine.LoadOp, guard: Guard) -> IfOp:
 
 def guard_store(store: affine.StoreOp, guard: Guard) -> IfOp:
     """Put `store` under a padded-store affine.if, in place."""
-    parent = store.parent_block()
+    return _wrap_in_place(store, lambda: new_padded_store(store, guard))
+
+
+def _wrap_in_place(op: Operation, wrap: Callable[[], IfOp]) -> IfOp:
+    """Detach `op`, build its affine.if with `wrap()` and put the if where `op` was."""
+    parent = op.parent_block()
     assert parent is not None
-    anchor = store.next_op
-    store.detach()
-    if_op = new_padded_store(store, guard)
+    anchor = op.next_op
+    op.detach()
+    if_op = wrap()
     parent.insert_op_before(if_op, anchor)  # type: ignore[arg-type]
     return if_op
 

@@ -216,10 +216,9 @@ def conv(
             *columns,
             f"loop-interchange{{loops={y},{thread_x} permutation=1,0}}",
             f"gpu-map-loops{{block={bx // cols},{by // rows}}}",
-            *(f"loop-unroll{{unroll-full loop={name}}}" for name in (x,) * bool(columns)),
-            *(f"loop-unroll{{unroll-full loop={name}}}" for name in (f1, f0, y)),
         ]
-        unrolled, registers = (*(x,) * bool(columns), f1, f0, y), ()
+        unrolled, registers = ((x,) if columns else ()) + (f1, f0, y), ()
+        steps += [f"loop-unroll{{unroll-full loop={name}}}" for name in unrolled]
     else:
         (_, y, x), (f0, f1, f2) = r.outs, r.filters
         steps = [

@@ -170,16 +170,18 @@ def _conv(summary: NestSummary) -> Iterable[Schedule]:
     r = conv_roles(summary)
     assert r is not None
     y, x = r.outs[-2:]
-    rows_y, cols = summary.loop(y).trip, summary.loop(x).trip
+    height, width = summary.loop(y).trip, summary.loop(x).trip
     taps = math.prod(summary.loop(f).trip for f in r.filters)
-    for by in _divisors((4, 8, 16, 32, 64, 128), rows_y):
-        for bx in _upto((16, 32, 64, 128, 256), cols):
+    two_d = len(r.outs) == 2
+    for by in _divisors((4, 8, 16, 32, 64, 128), height):
+        for bx in _upto((16, 32, 64, 128, 256), width):
             for rows in (1, 2, 4, 8, 16):
                 if rows > by:
                     continue
-                for tile in _conv_columns(summary, bx, cols, rows * taps):
+                columns = _conv_columns(bx, width, rows * taps) if two_d else (1,)
+                for tile in columns:
                     yield recipes.conv(summary, by, bx, rows, cols=tile)
-                    if r.weights and len(r.outs) == 2:  # every filter loop unrolled: the
+                    if r.weights and two_d:  # every filter loop unrolled: the
                         # weights' offsets are constants ptxas folds into the FMAs
                         yield recipes.conv(summary, by, bx, rows, constant=True, cols=tile)
 
@@ -191,12 +193,12 @@ outputs of an 8x8 filter (2048) take 40 registers and run at 53% of the FMA peak
 the register estimate (208) does not foresee."""
 
 
-def _conv_columns(summary: NestSummary, bx: int, trip: int, fmas: int) -> tuple[int, ...]:
+def _conv_columns(bx: int, trip: int, fmas: int) -> tuple[int, ...]:
     """Columns per thread of a 2-D conv with bx-wide tiles of a `trip`-long row, `fmas` per
     column of the thread's tile: 2 and 4 where they leave a warp of threads along the row,
     every tile is full (the column loop is unrolled) and the body stays within
     COLUMN_TILE_FMAS; 1 always."""
-    if len(summary.loops) != 4 or trip % bx:
+    if trip % bx:
         return (1,)
     return (1, *(c for c in (2, 4) if bx // c >= 32 and c * fmas <= COLUMN_TILE_FMAS))
 
