@@ -7,7 +7,9 @@ over threads) and that the barriers separate the phases: a missing barrier lets 
 read what a later thread has not written yet. Threads run in increasing or decreasing order
 (`reverse`), blocks one after another. It is a test helper, not a GPU simulator: races within
 one phase are not detected. Values that cross a barrier must be pure functions of the thread
-ids and uniform values (they are recomputed in each phase), as in gpu-map-loops' kernels.
+ids and uniform values (they are recomputed in each phase), or uniform reads (loads at
+block-uniform addresses and loops of them, run once for the block), as in gpu-map-loops'
+kernels.
 
 Asynchronous copies (nvvm.cp.async.*) become tagged plain copies first
 (gpu_async_emulator.py): a missing or too weak wait, a missing barrier, or a copy into a stage
@@ -32,6 +34,10 @@ from loopopt.loops.constant_memory import constant_args
 AXES = ("x", "y", "z")
 PURE_PREFIXES = ("arith.",)
 PURE_OPS = frozenset({"affine.apply", "affine.min", "affine.max", "gpu.thread_id"})
+UNIFORM_READS = frozenset(
+    {"affine.load", "memref.load", "affine.for", "affine.yield", "scf.for", "scf.yield"}
+)
+"""Ops that may run once for all threads when their operands are uniform (no writes)."""
 
 
 def _index(value: int) -> arith.ConstantOp:
@@ -187,12 +193,17 @@ class _Fission:
                 segment.append(op)
 
     def _per_thread(self, op: Operation) -> bool:
+        """`op` runs in the thread loops: it uses a thread-dependent value or writes memory.
+        Uniform reads (loads at block-uniform addresses, loops of them) run once, at block
+        level: every thread would read the same values."""
         if isinstance(op, gpu.ThreadIdOp):
             return False
         for inner in op.walk():
             if isinstance(inner, memref.AllocaOp):
                 continue
-            if not _pure(inner) or any(self.divergence.is_divergent(v) for v in inner.operands):
+            if any(self.divergence.is_divergent(v) for v in inner.operands):
+                return True
+            if not _pure(inner) and inner.name not in UNIFORM_READS:
                 return True
         return False
 

@@ -8,6 +8,10 @@ programming, data mining); the tests run it as Python on numpy arrays and as a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 
 def gemm(alpha, beta, C, A, B):
@@ -307,3 +311,69 @@ def gesummv(alpha, beta, A, B, tmp, x, y):
             tmp[i] = A[i, j] * x[j] + tmp[i]
             y[i] = B[i, j] * x[j] + y[i]
         y[i] = alpha * tmp[i] + beta * y[i]
+
+
+# Small random inputs for each kernel (the tests' cases): name → (function, inputs).
+Inputs = Callable[[np.random.Generator], list[Any]]
+
+
+def _r(rng: np.random.Generator, *shape: int, dtype: type = np.float64) -> np.ndarray:
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _spd(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = rng.standard_normal((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+CASES: dict[str, tuple[Callable[..., None], Inputs]] = {
+    "gemm": (gemm, lambda g: [1.5, 1.2, _r(g, 7, 9), _r(g, 7, 5), _r(g, 5, 9)]),
+    "gemm_f32": (
+        gemm,
+        lambda g: [1.5, 1.2, *(_r(g, *s, dtype=np.float32) for s in ((6, 8), (6, 4), (4, 8)))],
+    ),
+    "2mm": (
+        two_mm,
+        lambda g: [1.5, 1.2, _r(g, 6, 7), _r(g, 6, 5), _r(g, 5, 7), _r(g, 7, 8), _r(g, 6, 8)],
+    ),
+    "syrk": (syrk, lambda g: [1.5, 1.2, _r(g, 7, 7), _r(g, 7, 5)]),
+    "trmm": (trmm, lambda g: [1.5, _r(g, 6, 6), _r(g, 6, 8)]),
+    "lu": (lu, lambda g: [_spd(g, 8)]),
+    "cholesky": (cholesky, lambda g: [_spd(g, 8)]),
+    "trisolv": (trisolv, lambda g: [_spd(g, 8), np.zeros(8), _r(g, 8)]),
+    "durbin": (durbin, lambda g: [g.uniform(0.05, 0.2, 9), np.zeros(9), np.zeros(9)]),
+    "jacobi_1d": (jacobi_1d, lambda g: [3, _r(g, 12), _r(g, 12)]),
+    "jacobi_2d": (jacobi_2d, lambda g: [2, _r(g, 9, 9), _r(g, 9, 9)]),
+    "seidel_2d": (seidel_2d, lambda g: [2, _r(g, 9, 9)]),
+    "fdtd_2d": (fdtd_2d, lambda g: [_r(g, 6, 7), _r(g, 6, 7), _r(g, 6, 7), _r(g, 3)]),
+    "heat_3d": (heat_3d, lambda g: [2, _r(g, 6, 6, 6), _r(g, 6, 6, 6)]),
+    "floyd_warshall": (
+        floyd_warshall,
+        lambda g: [g.integers(1, 50, (8, 8)).astype(np.int32)],
+    ),
+    "nussinov": (
+        nussinov,
+        lambda g: [g.integers(0, 4, 12).astype(np.int32), np.zeros((12, 12), np.int32)],
+    ),
+    "atax": (atax, lambda g: [_r(g, 6, 6), _r(g, 6), np.zeros(6), np.zeros(6)]),
+    "bicg": (bicg, lambda g: [_r(g, 7, 5), np.zeros(5), np.zeros(7), _r(g, 5), _r(g, 7)]),
+    "mvt": (mvt, lambda g: [_r(g, 7), _r(g, 7), _r(g, 7), _r(g, 7), _r(g, 7, 7)]),
+    "correlation": (
+        correlation,
+        lambda g: [9.0, _r(g, 9, 6), np.zeros((6, 6)), np.zeros(6), np.zeros(6)],
+    ),
+    "correlation_f32": (
+        correlation,
+        lambda g: [
+            9.0,
+            _r(g, 9, 6, dtype=np.float32),
+            *(np.zeros(s, np.float32) for s in ((6, 6), 6, 6)),
+        ],
+    ),
+    "covariance": (covariance, lambda g: [9.0, _r(g, 9, 6), np.zeros((6, 6)), np.zeros(6)]),
+    "doitgen": (doitgen, lambda g: [_r(g, 3, 4, 5), _r(g, 5, 5), np.zeros(5)]),
+    "gesummv": (
+        gesummv,
+        lambda g: [1.5, 1.2, _r(g, 6, 6), _r(g, 6, 6), np.zeros(6), _r(g, 6), np.zeros(6)],
+    ),
+}

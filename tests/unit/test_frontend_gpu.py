@@ -23,7 +23,6 @@ from xdsl.passes import PassPipeline
 import loopopt
 from loopopt.backend.libdevice import find_libdevice
 from loopopt.context import make_context, verify_ir
-from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.frontend.kernel import Kernel
 from loopopt.runtime.cpu import run_function
@@ -94,20 +93,6 @@ def test_mapped_kernels_compute_what_python_does(
     for k, (g, e) in enumerate(zip(got, expected, strict=True)):
         if isinstance(e, np.ndarray):
             np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5, err_msg=f"argument {k}")
-
-
-def test_a_reduction_is_refused_on_the_gpu_naming_it() -> None:
-    module = Kernel(total).module(np.zeros(8, np.float32), np.zeros(1, np.float32))
-    with pytest.raises(LoopoptError, match=r"nest of 'i': it has iter_args \(a reduction\)"):
-        PassPipeline.parse_spec(all_passes(), "gpu-map-loops").apply(make_context(), module)
-
-
-@pytest.mark.parametrize("function", [pb.seidel_2d, pb.trisolv])
-def test_sequential_kernels_are_refused_naming_a_dependence(function: Callable[..., None]) -> None:
-    args = [2, np.zeros((6, 6))] if function is pb.seidel_2d else [np.eye(6), *[np.zeros(6)] * 2]
-    module = Kernel(function).module(*args)
-    with pytest.raises(LoopoptError, match=r"gpu-map-loops: .* carries .* has direction"):
-        PassPipeline.parse_spec(all_passes(), "gpu-map-loops").apply(make_context(), module)
 
 
 def maths(A, B):

@@ -468,8 +468,7 @@ def test_checker_accepts_barriers_every_thread_reaches(body: str) -> None:
             "affine.if",
         ),
         (
-            "%c0 = arith.constant 0 : index\n"
-            "%v = memref.load %A[%c0] : memref<64xf32>\n"
+            "%v = memref.load %A[%tx] : memref<64xf32>\n"
             "%z = arith.constant 0.0 : f32\n"
             "%p = arith.cmpf ogt, %v, %z : f32\n"
             'scf.if %p { "gpu.barrier"() : () -> () }',
@@ -542,15 +541,23 @@ def test_block_of_more_than_1024_threads_is_refused(rng: np.random.Generator) ->
         mapped(text, grid=(4, 70000))
 
 
-def test_nest_without_parallel_loop_is_refused_with_the_dependence() -> None:
-    with pytest.raises(
-        LoopoptError, match=r"no parallel loop .* 'i': it carries A\[i\] → A\[i - 1\]"
-    ):
-        mapped(PREFIX_SUM)
+def test_nest_without_parallel_loop_runs_as_a_one_thread_region(
+    rng: np.random.Generator,
+) -> None:
+    module = mapped(PREFIX_SUM)
+    (kernel,) = kernels_of(module)
+    assert mapping(kernel) == {"region": "one thread"}
+    (launch,) = launches(module)
+    assert _constant(launch.blockSizeX) == 1 and _constant(launch.gridSizeX) == 1
+    a = rng.standard_normal(64).astype(np.float32)
+    (expected,) = run(PREFIX_SUM, "prefix", [a.copy()])
+    emulate(module)
+    got = [a.copy()]
+    run_function(module, "prefix", got)
+    np.testing.assert_allclose(got[0], expected, rtol=1e-5)
 
 
-def test_host_memory_access_around_launches_is_refused() -> None:
-    text = """
+HOST_STORE = """
 func.func @f(%A: memref<8x32xf32>) {
   %z = arith.constant 0.0 : f32
   affine.for %t = 1 to 8 {
@@ -563,10 +570,29 @@ func.func @f(%A: memref<8x32xf32>) {
   return
 }
 """
-    with pytest.raises(
-        LoopoptError, match="affine.store outside every parallel loop would run on the host"
-    ):
-        mapped(text)
+
+
+def test_memory_access_around_launches_runs_in_a_region_kernel(rng: np.random.Generator) -> None:
+    module = mapped(HOST_STORE)
+    (t,) = [op for op in module.walk() if isinstance(op, affine.ForOp)][:1]
+    assert t.attributes[MAPPING] == StringAttr("host")
+    store_kernel, nest_kernel = kernels_of(module)
+    assert mapping(store_kernel) == {"region": "one thread"}
+    assert mapping(nest_kernel) == {"block_x": "i_t", "thread_x": "i"}
+    a = rng.standard_normal((8, 32)).astype(np.float32)
+    (expected,) = run(HOST_STORE, "f", [a.copy()])
+    emulate(module)
+    got = [a.copy()]
+    run_function(module, "f", got)
+    np.testing.assert_array_equal(got[0], expected)
+
+
+def _constant(value: object) -> int:
+    owner = getattr(value, "owner", None)
+    assert isinstance(owner, arith.ConstantOp)
+    attr = owner.value
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
 
 
 def test_thread_shared_buffer_must_be_in_workgroup_memory(rng: np.random.Generator) -> None:

@@ -9,10 +9,14 @@
       gpu.barrier }
 
 A value is thread-dependent when it is a thread id (gpu.thread_id, lane_id, global_id), is
-loaded from memory (conservatively), is computed from a thread-dependent value, or is the IV
-(or a result) of a loop with thread-dependent operands. Block ids and dimensions, kernel
-arguments and constants are uniform. A branch (affine.if, scf.if) or loop (affine.for, scf.for,
-affine.parallel, scf.parallel) is thread-dependent when an operand is; scf.while always is.
+computed from a thread-dependent value (a load from a thread-dependent address included), comes
+from an atomic or a call, or is the IV (or a result) of a loop with thread-dependent operands.
+A load from a block-uniform address reads the same value in every thread: the barriers order
+the block's writes before it (every dependence between threads gets one, loops/gpu_barrier),
+and no other block writes what it reads (mapped loops carry no dependence). Block ids and
+dimensions, kernel arguments and constants are uniform. A branch (affine.if, scf.if) or loop
+(affine.for, scf.for, affine.parallel, scf.parallel) is thread-dependent when an operand is;
+scf.while always is.
 A gpu.barrier is correct only where no enclosing op is thread-dependent: every thread of the
 block reaches it the same number of times.
 """
@@ -25,16 +29,8 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 
 THREAD_IDS = frozenset({"gpu.thread_id", "gpu.lane_id", "gpu.global_id", "gpu.subgroup_id"})
-LOADS = frozenset(
-    {
-        "affine.load",
-        "memref.load",
-        "affine.vector_load",
-        "memref.atomic_rmw",
-        "func.call",
-        "llvm.load",
-    }
-)
+OPAQUE = frozenset({"memref.atomic_rmw", "func.call", "llvm.call"})
+"""Ops whose results may differ between threads whatever their operands."""
 BRANCHES = frozenset(
     {"affine.if", "scf.if", "affine.for", "scf.for", "affine.parallel", "scf.parallel"}
 )
@@ -53,7 +49,7 @@ class Divergence:
 
     def _visit(self, block: Block) -> None:
         for op in block.ops:
-            varying = op.name in THREAD_IDS or op.name in LOADS
+            varying = op.name in THREAD_IDS or op.name in OPAQUE
             varying = varying or any(v in self.values for v in op.operands)
             for region in op.regions:
                 for inner in region.blocks:

@@ -41,34 +41,21 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, builtin, func
+from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i32
-from xdsl.ir import Block
+from xdsl.ir import Operation, SSAValue
 
-from loopopt.analysis.parallel import carrying_dependence
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
 from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
-from loopopt.loops.gpu_plan import plan_kernel, register_cap
-from loopopt.loops.nest import describe_loop, functions
+from loopopt.loops.gpu_plan import register_cap
+from loopopt.loops.gpu_region import map_region, wrap
+from loopopt.loops.nest import functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
 from loopopt.lowering.gpu_to_nvvm import MAX_REGISTERS_ATTR, MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR
 from loopopt.passes import LoopoptPass
-
-HOST_MEMORY_OPS = frozenset(
-    {
-        "affine.load",
-        "affine.store",
-        "affine.vector_load",
-        "affine.vector_store",
-        "memref.load",
-        "memref.store",
-        "memref.atomic_rmw",
-        "memref.copy",
-    }
-)
-"""Ops that would touch (device) memory from the host: refused outside kernels."""
 
 VECTOR_BYTES = 16
 """The widest vector access (ld.global.v4.f32): what `copy-vector` asks the arrays to align to."""
@@ -94,92 +81,95 @@ class GpuMapLoopsPass(LoopoptPass):
     """Elements each thread copies at a time into shared memory (4: 128-bit copies of f32
     where LLVM proves them aligned; array arguments must then be 16-byte aligned, which the
     launch checks)."""
+    region_threads: int = 256
+    """Threads of the one block that runs code outside every parallel band (scalar code,
+    recurrences): its parallel loops are spread over them (1: a single thread)."""
     func: str | None = None
     """Only this function."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for fn in functions(op, self.func):
-            _Host(self, op, fn).block(fn.body.block, None)
+            _Host(self, op, fn).function()
 
 
 class _Host:
-    """Walks the host code of one function and turns its nests into launches."""
+    """Turns the host code of one function into launches (see loops/gpu_host)."""
 
     def __init__(self, options: GpuMapLoopsPass, module: builtin.ModuleOp, fn: func.FuncOp):
         self.options, self.module, self.fn = options, module, fn
+        self.planner = Planner(options.block, options.grid, options.name)
 
-    def block(self, block: Block, around: str | None) -> int:
-        """Map the nests of a host block; the number of nests launched. `around`: why the
-        enclosing loop stays on the host (for messages)."""
-        launched = 0
-        for op in list(block.ops):
-            if isinstance(op, affine.ForOp):
-                launched += self.nest(op)
-            elif isinstance(op, gpu.LaunchFuncOp):
-                launched += 1
-            elif op.name in HOST_MEMORY_OPS:
-                where = f" around it ({around})" if around else ""
-                raise LoopoptError(
-                    f"{self.options.name}: {op.name} outside every parallel loop would run on "
-                    f"the host{where}",
-                    op=op,
-                )
-            else:
-                for region in op.regions:
-                    for inner in region.blocks:
-                        launched += self.block(inner, around)
-        return launched
+    def function(self) -> None:
+        items = self.planner.plan(self.fn.body.block)
+        if items is None:
+            raise LoopoptError(
+                f"{self.options.name}: the function returns a value computed on the device; "
+                "return results through arrays",
+                op=self.fn.body.block.last_op or self.fn,
+            )
+        self.items(items)
 
-    def nest(self, root: affine.ForOp) -> int:
-        name = self.options.name
-        if any(isinstance(op, gpu.LaunchFuncOp) for op in root.walk()):
-            return 1  # mapped by an earlier run
-        plan = plan_kernel(root, self.options.block, self.options.grid, name)
-        if plan is None:
-            return self.host_loop(root)
-        nest_root, dims = realize(plan, name)
+    def items(self, items: list[Item]) -> None:
+        for item in items:
+            if isinstance(item, Kernel):
+                self.kernel(item)
+            elif isinstance(item, HostLoop):
+                item.op.attributes[MAPPING] = StringAttr("host")
+                self.items(item.items)
+            elif isinstance(item, Region):
+                self.region(item)
+
+    def kernel(self, item: Kernel) -> None:
+        nest_root, dims = realize(item.plan, self.options.name)
         if any(dim.trip == 0 for dim in dims):
             nest_root.detach()
             nest_root.erase()
-            return 1
+            return
         sizes = launch_sizes(dims, nest_root)
-        gmod = kernel_module(self.module)
-        kernel, _ = outline(
-            nest_root,
-            gmod,
-            kernel_name(gmod, self.fn.sym_name.data),
-            sizes.grid,
-            sizes.block,
-            sizes.nonempty,
-        )
-        map_kernel(kernel, nest_root, dims, name, self.options.copy_vector)
+        kernel, _ = self.outline(nest_root, sizes.grid, sizes.block, sizes.nonempty)
+        map_kernel(kernel, nest_root, dims, self.options.name, self.options.copy_vector)
         if self.options.copy_vector > 1:
             kernel.attributes[POINTER_ALIGN_ATTR] = IntegerAttr(VECTOR_BYTES, i32)
+        self.launch_bounds(kernel, math.prod(dim.block for dim in dims))
+
+    def region(self, item: Region) -> None:
+        loop = wrap(item.ops)
+        one = self.constant(1, loop)
+        threads = self.constant(self.options.region_threads, loop)
+        kernel, launch = self.outline(loop, [one, one, one], [threads, one, one], None)
+        mapped = map_region(kernel, loop, self.options.region_threads, self.options.name)
+        if mapped != self.options.region_threads:  # the region runs on one thread
+            launch.operands[list(launch.operands).index(launch.blockSizeX)] = one
+            if not threads.uses:
+                threads.owner.detach()
+                threads.owner.erase()
+        self.launch_bounds(kernel, mapped)
+
+    def outline(
+        self,
+        root: Operation,
+        grid: list[SSAValue],
+        block: list[SSAValue],
+        nonempty: SSAValue | None,
+    ) -> tuple[gpu.FuncOp, gpu.LaunchFuncOp]:
+        gmod = kernel_module(self.module)
+        name = kernel_name(gmod, self.fn.sym_name.data)
+        return outline(root, gmod, name, grid, block, nonempty)
+
+    def constant(self, value: int, before: Operation) -> SSAValue:
+        op = arith.ConstantOp(IntegerAttr.from_index_int_value(value))
+        op.result.name_hint = f"c{value}"
+        block = before.parent_block()
+        assert block is not None
+        block.insert_op_before(op, before)
+        return op.result
+
+    def launch_bounds(self, kernel: gpu.FuncOp, threads: int) -> None:
         if self.options.min_blocks_per_sm > 0:
             kernel.attributes[MIN_BLOCKS_ATTR] = IntegerAttr(self.options.min_blocks_per_sm, i32)
-        cap = max_registers(self.options, math.prod(dim.block for dim in dims), self.fn)
+        cap = max_registers(self.options, threads, self.fn)
         if cap:
             kernel.attributes[MAX_REGISTERS_ATTR] = IntegerAttr(cap, i32)
-        return 1
-
-    def host_loop(self, loop: affine.ForOp) -> int:
-        """`loop` carries a dependence: it stays on the host, its nests are launched."""
-        dep = carrying_dependence(loop)
-        why = (
-            f"it carries {dep.describe()}" if dep is not None else "it has iter_args (a reduction)"
-        )
-        loop.attributes[MAPPING] = StringAttr("host")
-        inner = [op for op in loop.walk() if op is not loop and isinstance(op, affine.ForOp)]
-        launched = (
-            self.block(loop.body.block, f"loop '{describe_loop(loop)}': {why}") if inner else 0
-        )
-        if not launched:
-            raise LoopoptError(
-                f"{self.options.name}: no parallel loop to map onto the GPU in the nest of "
-                f"'{describe_loop(loop)}': {why}",
-                op=loop,
-            )
-        return launched
 
 
 def max_registers(options: GpuMapLoopsPass, threads: int, fn: func.FuncOp) -> int:

@@ -191,6 +191,126 @@ func.func @scale(%A: memref<?x?xf32>, %n: index, %m: index) {
   } {loopopt.name = "i"}
   return
 }
+// -----
+
+// A prefix sum: no loop is parallel, so the nest runs as a region of its own: one kernel of
+// one block, here a single thread (nothing in it can be spread), the loop sequential in it.
+// CHECK-LABEL: func.func @prefix
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    gpu.launch_func @kernels::@prefix_k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%A : memref<64xf32>)
+// CHECK-NEXT:    func.return
+// CHECK:         gpu.func @prefix_k0(%A: memref<64xf32>) kernel attributes {known_block_size = array<i32: 1, 1, 1>, loopopt.mapping = {region = "one thread"}} {
+// CHECK-NEXT:      affine.for %i = 1 to 64 {
+// CHECK:             affine.store %{{.*}}, %A[%i] : memref<64xf32>
+// CHECK-NEXT:      } {loopopt.name = "i", loopopt.mapping = "sequential"}
+// CHECK-NEXT:      gpu.return
+func.func @prefix(%A: memref<64xf32>) {
+  affine.for %i = 1 to 64 {
+    %p = affine.load %A[%i - 1] : memref<64xf32>
+    %c = affine.load %A[%i] : memref<64xf32>
+    %s = arith.addf %p, %c : f32
+    affine.store %s, %A[%i] : memref<64xf32>
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
+// The time loop t stays on the host; the store in it runs on the device as a one-thread
+// region kernel before the launch of the parallel nest, in the order of the source. The host
+// loop's IV is an argument of both kernels.
+// CHECK-LABEL: func.func @host_store
+// CHECK:         affine.for %t = 1 to 8 {
+// CHECK:           gpu.launch_func @kernels::@host_store_k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%A : memref<8x32xf32>, %t : index)
+// CHECK:           gpu.launch_func @kernels::@host_store_k1 {{.*}} args(%A : memref<8x32xf32>, %t : index)
+// CHECK-NEXT:    } {loopopt.name = "t", loopopt.mapping = "host"}
+// CHECK:         gpu.func @host_store_k0(%A: memref<8x32xf32>, %t: index) kernel
+// CHECK-SAME:      loopopt.mapping = {region = "one thread"}
+// CHECK-NEXT:      %z = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      affine.store %z, %A[%t, 0] : memref<8x32xf32>
+// CHECK-NEXT:      gpu.return
+// CHECK:         gpu.func @host_store_k1(%A: memref<8x32xf32>, %t: index) kernel
+// CHECK-SAME:      loopopt.mapping = {block_x = "i_t", thread_x = "i"}
+func.func @host_store(%A: memref<8x32xf32>) {
+  %z = arith.constant 0.0 : f32
+  affine.for %t = 1 to 8 {
+    affine.store %z, %A[%t, 0] : memref<8x32xf32>
+    affine.for %i = 1 to 32 {
+      %p = affine.load %A[%t - 1, %i] : memref<8x32xf32>
+      affine.store %p, %A[%t, %i] : memref<8x32xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
+
+// -----
+
+// The parallel j loop uses %s, a sum the device computes: values cannot cross from one kernel
+// to another, so both nests form one region. Every thread of the block computes %s (the same
+// loads, the same order); the j loop is spread over the 256 threads.
+// CHECK-LABEL: func.func @normalize
+// CHECK:         gpu.launch_func @kernels::@normalize_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%X : memref<100xf32>, %Y : memref<100xf32>)
+// CHECK:         gpu.func @normalize_k0
+// CHECK-SAME:      known_block_size = array<i32: 256, 1, 1>, loopopt.mapping = {region = "one block", threads_x = "j"}
+// CHECK-NEXT:      %tx = gpu.thread_id x
+// CHECK:           %s = affine.for %i = 0 to 100 iter_args(%acc = %zero) -> (f32) {
+// CHECK:           } {loopopt.name = "i", loopopt.mapping = "sequential"}
+// CHECK-NEXT:      affine.for %j = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 {
+// CHECK:             arith.divf %{{.*}}, %s : f32
+// CHECK:           } {loopopt.name = "j", loopopt.mapping = "threads x"}
+// CHECK-NEXT:      gpu.return
+func.func @normalize(%X: memref<100xf32>, %Y: memref<100xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s = affine.for %i = 0 to 100 iter_args(%acc = %zero) -> (f32) {
+    %x = affine.load %X[%i] : memref<100xf32>
+    %a = arith.addf %acc, %x : f32
+    affine.yield %a : f32
+  } {loopopt.name = "i"}
+  affine.for %j = 0 to 100 {
+    %x = affine.load %X[%j] : memref<100xf32>
+    %y = arith.divf %x, %s : f32
+    affine.store %y, %Y[%j] : memref<100xf32>
+  } {loopopt.name = "j"}
+  return
+}
+
+// -----
+
+// A recurrence with parallel work in each step (durbin's shape): one block runs the k loop;
+// its parallel loops are spread over the threads, the scalar store runs on thread 0, and
+// barriers separate what one thread writes from what others read: after the first loop (the
+// second reads Z), and at the end of each step (the next step reads Y).
+// CHECK-LABEL: func.func @steps
+// CHECK:         gpu.func @steps_k0
+// CHECK-SAME:      loopopt.mapping = {region = "one block", threads_x = "i, i2"}
+// CHECK:           affine.for %k = 1 to 64 {
+// CHECK:             affine.for %i = affine_map<(d0) -> (d0)>(%tx) to %k step 256 {
+// CHECK:               affine.store %{{.*}}, %Z[%i]
+// CHECK:             } {loopopt.name = "i", loopopt.mapping = "threads x"}
+// CHECK-NEXT:        gpu.barrier
+// CHECK-NEXT:        affine.for %i2 = affine_map<(d0) -> (d0)>(%tx) to %k step 256 {
+// CHECK:             } {loopopt.name = "i2", loopopt.mapping = "threads x"}
+// CHECK-NEXT:        affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
+// CHECK-NEXT:          affine.store %{{.*}}, %Y[%k]
+// CHECK-NEXT:        } {loopopt.mapping = "one thread"}
+// CHECK-NEXT:        gpu.barrier
+// CHECK-NEXT:      } {loopopt.name = "k", loopopt.mapping = "sequential"}
+func.func @steps(%Y: memref<64xf32>, %Z: memref<64xf32>) {
+  affine.for %k = 1 to 64 {
+    %a = affine.load %Y[%k - 1] : memref<64xf32>
+    affine.for %i = 0 to %k {
+      %y = affine.load %Y[%i] : memref<64xf32>
+      %m = arith.mulf %y, %a : f32
+      affine.store %m, %Z[%i] : memref<64xf32>
+    } {loopopt.name = "i"}
+    affine.for %i2 = 0 to %k {
+      %z = affine.load %Z[%i2] : memref<64xf32>
+      affine.store %z, %Y[%i2] : memref<64xf32>
+    } {loopopt.name = "i2"}
+    affine.store %a, %Y[%k] : memref<64xf32>
+  } {loopopt.name = "k"}
+  return
+}
 // END OF DEFAULT CASES
 
 // -----
@@ -297,32 +417,16 @@ func.func @big_tiles(%A: memref<128x128xf32>) {
 
 // -----
 
-// A prefix sum: no loop is parallel.
-func.func @prefix(%A: memref<64xf32>) {
-  // expected-error@+1 {{gpu-map-loops: no parallel loop to map onto the GPU in the nest of 'i': it carries A[i] → A[i - 1] (RAW) has direction (<)}}
-  affine.for %i = 1 to 64 {
-    %p = affine.load %A[%i - 1] : memref<64xf32>
-    %c = affine.load %A[%i] : memref<64xf32>
-    %s = arith.addf %p, %c : f32
-    affine.store %s, %A[%i] : memref<64xf32>
+// A function that returns a value computed on the device cannot leave it there.
+func.func @total(%X: memref<100xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %s = affine.for %i = 0 to 100 iter_args(%acc = %zero) -> (f32) {
+    %x = affine.load %X[%i] : memref<100xf32>
+    %a = arith.addf %acc, %x : f32
+    affine.yield %a : f32
   } {loopopt.name = "i"}
-  return
-}
-
-// -----
-
-// The time loop stays on the host, but a store in it would run on the host too.
-func.func @host_store(%A: memref<8x32xf32>) {
-  %z = arith.constant 0.0 : f32
-  affine.for %t = 1 to 8 {
-    // expected-error@+1 {{gpu-map-loops: affine.store outside every parallel loop would run on the host around it (loop 't': it carries A[t, i] → A[t - 1, i] (RAW) has direction (<, =))}}
-    affine.store %z, %A[%t, 0] : memref<8x32xf32>
-    affine.for %i = 1 to 32 {
-      %p = affine.load %A[%t - 1, %i] : memref<8x32xf32>
-      affine.store %p, %A[%t, %i] : memref<8x32xf32>
-    } {loopopt.name = "i"}
-  } {loopopt.name = "t"}
-  return
+  // expected-error@+1 {{gpu-map-loops: the function returns a value computed on the device; return results through arrays}}
+  return %s : f32
 }
 
 // -----

@@ -1,0 +1,177 @@
+"""Where each op of a function runs when it is mapped onto the GPU (`gpu-map-loops`' plan).
+
+    func.func @durbin(...) {                     Region  (one kernel: a block of threads)
+      %a = affine.load %r[0]  ...                   the scalar code, and the k loop whose
+      %b, %c = affine.for %k … iter_args(…) {       iter_args hold values read from memory
+        … } }
+    func.func @lu(%A) {
+      affine.for %i = 0 to 8 {                   HostLoop (carries a dependence; host loop)
+        affine.for %j = 0 to %i { … }              Region  (no parallel loop: one kernel)
+        affine.for %j = %i to 8 { … } } }          Kernel  (a parallel band: grid of blocks)
+
+The ops of a host block are sorted into items: a `Kernel` is a nest whose outer loops carry no
+dependence (loops/gpu_plan maps it); a `HostLoop` carries a dependence, has no iter_args and
+bounds the host computes, and holds some kernel: it stays on the host around the launches of
+its body; pure ops without regions stay on the host (`Host`); everything else (memory access
+outside parallel loops, recurrences, loops the host cannot run) is `Region` code, which runs
+on the device in single-block kernels (loops/gpu_region). Values cannot cross from a kernel to
+the host or to another kernel, so the items from a region op to any later op that uses one of
+its values become one region, until nothing crosses; a block whose terminator uses a region's
+value cannot be split and runs whole as a region of its parent. Kernel launches already made
+(an earlier run of the pass) stay as they are.
+
+Not checked here: resource limits of the kernels (gpu_plan and the backend check those).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import affine
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import IsTerminator, is_side_effect_free
+
+from loopopt.dialects import gpu_ext as gpu
+from loopopt.loops.gpu_plan import KernelPlan, plan_kernel
+from loopopt.loops.outline import captured_values
+
+
+@dataclass
+class Kernel:
+    op: affine.ForOp
+    plan: KernelPlan
+
+
+@dataclass
+class HostLoop:
+    op: affine.ForOp
+    items: list[Item]
+
+
+@dataclass
+class Host:
+    op: Operation
+
+
+@dataclass
+class Region:
+    ops: list[Operation] = field(default_factory=list[Operation])
+
+
+Item = Kernel | HostLoop | Host | Region
+
+
+def item_ops(item: Item) -> list[Operation]:
+    return item.ops if isinstance(item, Region) else [item.op]
+
+
+def launches(item: Item) -> bool:
+    """The item launches a kernel on the device (directly or in a host loop)."""
+    if isinstance(item, Kernel):
+        return True
+    if isinstance(item, HostLoop):
+        return any(launches(inner) for inner in item.items)
+    return isinstance(item, Host) and any(isinstance(op, gpu.LaunchFuncOp) for op in item.op.walk())
+
+
+@dataclass
+class Planner:
+    """Sorts host code into items; `block` and `grid` are gpu-map-loops' options."""
+
+    block_sizes: Sequence[int]
+    grid: Sequence[int]
+    pass_name: str
+
+    def plan(self, block: Block) -> list[Item] | None:
+        """The items of a host block, or None when it must run whole in one region."""
+        items: list[Item] = []
+        terminator: Operation | None = None
+        for op in block.ops:
+            if op.has_trait(IsTerminator):
+                terminator = op
+            else:
+                items.append(self.classify(op))
+        items = close(items)
+        if terminator is not None:
+            device = device_values(items)
+            if any(value in device for value in terminator.operands):
+                return None
+        return items
+
+    def classify(self, op: Operation) -> Item:
+        if any(isinstance(inner, gpu.LaunchFuncOp) for inner in op.walk()):
+            return Host(op)
+        if isinstance(op, affine.ForOp):
+            plan = plan_kernel(op, self.block_sizes, self.grid, self.pass_name)
+            if plan is not None:
+                return Kernel(op, plan)
+            if not op.results:
+                inner = self.plan(op.body.block)
+                if inner is not None and any(launches(item) for item in inner):
+                    return HostLoop(op, inner)
+            return Region([op])
+        if not op.regions and is_side_effect_free(op):
+            return Host(op)
+        return Region([op])
+
+
+def defined_values(item: Item) -> list[SSAValue]:
+    return [result for op in item_ops(item) for result in op.results]
+
+
+def used_values(item: Item) -> set[SSAValue]:
+    used: set[SSAValue] = set()
+    for op in item_ops(item):
+        used.update(captured_values(op))
+        used.update(op.operands)
+    return used
+
+
+def device_values(items: Sequence[Item]) -> set[SSAValue]:
+    return {value for item in items if isinstance(item, Region) for value in defined_values(item)}
+
+
+def close(items: list[Item]) -> list[Item]:
+    """Merge items into regions until no value of a region is used outside it (see the module
+    docstring); adjacent regions become one."""
+    while True:
+        merged = _merge_once(items)
+        if merged is None:
+            return _join_adjacent(items)
+        items = merged
+
+
+def _merge_once(items: list[Item]) -> list[Item] | None:
+    """One merge of the items from a region to a later user of its values, or None."""
+    for first, item in enumerate(items):
+        if not isinstance(item, Region):
+            continue
+        values = set(defined_values(item))
+        if not values:
+            continue
+        users = [k for k in range(first + 1, len(items)) if used_values(items[k]) & values]
+        if users:
+            last = max(users)
+            ops = [op for inner in items[first : last + 1] for op in item_ops(inner)]
+            return [*items[:first], Region(ops), *items[last + 1 :]]
+    return None
+
+
+def _join_adjacent(items: list[Item]) -> list[Item]:
+    """Adjacent regions become one; a pure host op between two regions (it uses no value of
+    theirs) moves ahead of the first, so they can."""
+    joined: list[Item] = []
+    for item in items:
+        previous = joined[-1] if joined else None
+        if isinstance(item, Region) and isinstance(previous, Region):
+            previous.ops.extend(item.ops)
+        elif isinstance(item, Host) and isinstance(previous, Region) and not item.op.regions:
+            block = previous.ops[0].parent_block()
+            assert block is not None
+            item.op.detach()
+            block.insert_op_before(item.op, previous.ops[0])
+            joined.insert(len(joined) - 1, item)
+        else:
+            joined.append(item)
+    return joined
