@@ -1,0 +1,243 @@
+"""Whole functions on the GPU: how gpu-map-loops sorts host code (loops/gpu_host) and maps
+the code outside every parallel band as single-block region kernels (loops/gpu_region),
+checked by emulation against the original on random inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from equivalence import run
+from gpu_emulator import emulate
+from xdsl.dialects import affine, func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from loopopt.context import make_context, parse_module, verify_ir
+from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import gpu_ext as gpu
+from loopopt.loops import gpu_region
+from loopopt.loops.gpu_host import Host, HostLoop, Kernel, Planner, Region
+from loopopt.loops.gpu_map import MAPPING
+from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
+from loopopt.runtime.cpu import run_function
+
+LU_SHAPE = """
+func.func @lu(%A: memref<12x12xf32>) {
+  affine.for %i = 0 to 12 {
+    affine.for %j = 0 to %i {
+      %w0 = affine.load %A[%i, %j] : memref<12x12xf32>
+      %w = affine.for %k = 0 to %j iter_args(%acc = %w0) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<12x12xf32>
+        %b = affine.load %A[%k, %j] : memref<12x12xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.subf %acc, %p : f32
+        affine.yield %s : f32
+      } {loopopt.name = "k"}
+      %d = affine.load %A[%j, %j] : memref<12x12xf32>
+      %q = arith.divf %w, %d : f32
+      affine.store %q, %A[%i, %j] : memref<12x12xf32>
+    } {loopopt.name = "j"}
+    affine.for %j2 = affine_map<(d0) -> (d0)>(%i) to 12 {
+      %w0 = affine.load %A[%i, %j2] : memref<12x12xf32>
+      %w = affine.for %k = 0 to %i iter_args(%acc = %w0) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<12x12xf32>
+        %b = affine.load %A[%k, %j2] : memref<12x12xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.subf %acc, %p : f32
+        affine.yield %s : f32
+      } {loopopt.name = "k"}
+      affine.store %w, %A[%i, %j2] : memref<12x12xf32>
+    } {loopopt.name = "j2"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+CROSSING = """
+func.func @crossing(%X: memref<50xf32>, %Y: memref<50xf32>, %Z: memref<50xf32>) {
+  %two = arith.constant 2.0 : f32
+  affine.for %i = 0 to 50 {
+    %x = affine.load %X[%i] : memref<50xf32>
+    %y = arith.mulf %x, %two : f32
+    affine.store %y, %Z[%i] : memref<50xf32>
+  } {loopopt.name = "i"}
+  %m = affine.load %X[7] : memref<50xf32>
+  %h = arith.mulf %two, %two : f32
+  affine.store %h, %Y[0] : memref<50xf32>
+  affine.for %j = 1 to 50 {
+    %x = affine.load %X[%j] : memref<50xf32>
+    %y = arith.addf %x, %m : f32
+    affine.store %y, %Y[%j] : memref<50xf32>
+  } {loopopt.name = "j"}
+  return
+}
+"""
+
+
+def parsed(text: str) -> ModuleOp:
+    return parse_module(text, "test.mlir", make_context())
+
+
+def the_function(module: ModuleOp) -> func.FuncOp:
+    return next(op for op in module.walk() if isinstance(op, func.FuncOp))
+
+
+def planned(text: str) -> list[Kernel | HostLoop | Host | Region] | None:
+    fn = the_function(parsed(text))
+    return Planner((), (), "gpu-map-loops").plan(fn.body.block)
+
+
+def kinds(items: list[Kernel | HostLoop | Host | Region]) -> list[str]:
+    return [type(item).__name__ for item in items]
+
+
+def mapped(text: str, **options: object) -> ModuleOp:
+    module = parsed(text)
+    GpuMapLoopsPass(**options).apply(make_context(), module)  # type: ignore[arg-type]
+    verify_ir(module, "after gpu-map-loops")
+    return module
+
+
+def mappings(module: ModuleOp) -> list[dict[str, str]]:
+    return [
+        {k: v.data for k, v in op.attributes[MAPPING].data.items()}  # type: ignore[attr-defined]
+        for op in module.walk()
+        if isinstance(op, gpu.FuncOp)
+    ]
+
+
+def assert_emulated_equal(text: str, name: str, arrays: list[np.ndarray], **options: object):
+    expected = run(text, name, [a.copy() for a in arrays])
+    for reverse in (False, True):
+        module = mapped(text, **options)
+        emulate(module, reverse=reverse)
+        got = [a.copy() for a in arrays]
+        run_function(module, name, got)
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_a_sequential_loop_around_a_parallel_nest_stays_on_the_host() -> None:
+    items = planned(LU_SHAPE)
+    assert items is not None and kinds(items) == ["HostLoop"]
+    (host,) = items
+    assert isinstance(host, HostLoop)
+    assert kinds(host.items) == ["Region", "Kernel"]
+
+
+def test_values_a_region_defines_pull_their_users_into_it() -> None:
+    # %m (a load) is used by the j loop: everything from the load to the j loop forms one
+    # region (the pure %h between included); the constant stays on the host.
+    items = planned(CROSSING)
+    assert items is not None
+    assert kinds(items) == ["Host", "Kernel", "Region"]
+    region = items[-1]
+    assert isinstance(region, Region)
+    names = [op.name for op in region.ops]
+    assert names == ["affine.load", "arith.mulf", "affine.store", "affine.for"]
+
+
+def test_a_block_whose_terminator_uses_a_device_value_cannot_be_split() -> None:
+    text = """
+func.func @f(%X: memref<8xf32>) -> f32 {
+  %v = affine.load %X[3] : memref<8xf32>
+  return %v : f32
+}
+"""
+    assert planned(text) is None
+    with pytest.raises(LoopoptError, match="returns a value computed on the device"):
+        mapped(text)
+
+
+def test_lu_maps_to_a_host_loop_of_a_region_and_a_kernel(rng: np.random.Generator) -> None:
+    module = mapped(LU_SHAPE)
+    loop = next(op for op in module.walk() if isinstance(op, affine.ForOp))
+    assert loop.attributes[MAPPING] == StringAttr("host")
+    assert mappings(module) == [
+        {"region": "one thread"},
+        {"block_x": "j2_t", "thread_x": "j2"},
+    ]
+    a = rng.standard_normal((12, 12)).astype(np.float32) + 12 * np.eye(12, dtype=np.float32)
+    assert_emulated_equal(LU_SHAPE, "lu", [a])
+
+
+def test_a_region_spreads_its_parallel_loops_over_the_block(rng: np.random.Generator) -> None:
+    module = mapped(CROSSING, region_threads=16)
+    assert mappings(module)[1] == {"region": "one block", "threads_x": "j"}
+    arrays = [rng.standard_normal(50).astype(np.float32) for _ in range(3)]
+    assert_emulated_equal(CROSSING, "crossing", arrays, region_threads=16)
+
+
+def test_region_threads_1_runs_regions_on_one_thread() -> None:
+    module = mapped(CROSSING, region_threads=1)
+    assert mappings(module)[1] == {"region": "one thread"}
+    launch = [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)][1]
+    assert launch.blockSizeX.owner.value.value.data == 1  # type: ignore[attr-defined]
+
+
+def test_a_call_in_a_region_runs_it_on_one_thread() -> None:
+    text = """
+func.func private @g(f32) -> f32
+func.func @f(%X: memref<8xf32>) {
+  affine.for %i = 1 to 8 {
+    %v = affine.load %X[%i - 1] : memref<8xf32>
+    %w = func.call @g(%v) : (f32) -> f32
+    affine.store %w, %X[%i] : memref<8xf32>
+  } {loopopt.name = "i"}
+  affine.for %j = 0 to 8 {
+    %v = affine.load %X[%j] : memref<8xf32>
+    affine.store %v, %X[%j] : memref<8xf32>
+  } {loopopt.name = "j"}
+  return
+}
+"""
+    module = parsed(text)
+    fn = [op for op in module.walk() if isinstance(op, func.FuncOp)][1]
+    loop = next(op for op in fn.walk() if isinstance(op, affine.ForOp))
+    assert gpu_region.spread_loops(gpu_region.wrap([loop])) is None
+
+
+def test_barriers_that_cannot_be_placed_leave_the_region_on_one_thread(
+    monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator
+) -> None:
+    def refuse(*_: object) -> None:
+        raise LoopoptError("gpu-map-loops: a barrier under a thread-dependent branch")
+
+    monkeypatch.setattr(gpu_region, "place_barriers", refuse)
+    module = mapped(CROSSING)
+    assert mappings(module)[1] == {"region": "one thread"}
+    kernel = [op for op in module.walk() if isinstance(op, gpu.FuncOp)][1]
+    assert not any(isinstance(op, gpu.ThreadIdOp | gpu.BarrierOp) for op in kernel.walk())
+    arrays = [rng.standard_normal(50).astype(np.float32) for _ in range(3)]
+    expected = run(CROSSING, "crossing", [a.copy() for a in arrays])
+    emulate(module)
+    got = [a.copy() for a in arrays]
+    run_function(module, "crossing", got)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5)
+
+
+def test_only_dependences_inside_one_iteration_of_a_spread_loop_are_thread_local() -> None:
+    text = """
+func.func @f(%A: memref<16x16xf32>) {
+  affine.for %t = 0 to 4 {
+    affine.for %i = 0 to 16 {
+      affine.for %k = 1 to 16 {
+        %v = affine.load %A[%i, %k - 1] : memref<16x16xf32>
+        affine.store %v, %A[%i, %k] : memref<16x16xf32>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
+"""
+    from loopopt.analysis.dependence import dependences
+
+    module = parsed(text)
+    loops = [op for op in module.walk() if isinstance(op, affine.ForOp)]
+    t, i = loops[0], loops[1]
+    deps = dependences(t)
+    assert deps
+    local = [d for d in deps if gpu_region.thread_local(d, [i])]
+    crossing = [d for d in deps if not gpu_region.thread_local(d, [i])]
+    assert all(d.carrier is not t for d in local)
+    assert crossing and all(d.carrier is t for d in crossing)
