@@ -32,10 +32,11 @@ from loopopt.loops.bounds import new_loop
 from loopopt.loops.constant_memory import constant_args
 
 AXES = ("x", "y", "z")
-PURE_PREFIXES = ("arith.",)
+PURE_PREFIXES = ("arith.", "math.")
 PURE_OPS = frozenset({"affine.apply", "affine.min", "affine.max", "gpu.thread_id"})
 UNIFORM_READS = frozenset(
-    {"affine.load", "memref.load", "affine.for", "affine.yield", "scf.for", "scf.yield"}
+    {"affine.load", "memref.load", "affine.for", "affine.if", "affine.yield"}
+    | {"scf.for", "scf.if", "scf.yield"}
 )
 """Ops that may run once for all threads when their operands are uniform (no writes)."""
 
@@ -242,7 +243,7 @@ class _Fission:
         if value in self.ivs:
             return ids[self.ivs[value]]
         owner = value.owner
-        assert isinstance(owner, Operation) and _pure(owner), "only pure values cross barriers"
+        assert isinstance(owner, Operation) and _pure(owner), f"only pure values cross: {owner}"
         if isinstance(owner, gpu.ThreadIdOp):
             clones[value] = ids[owner.dimension.data]
             return clones[value]

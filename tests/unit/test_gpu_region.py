@@ -193,7 +193,7 @@ func.func @f(%X: memref<8xf32>) {
     module = parsed(text)
     fn = [op for op in module.walk() if isinstance(op, func.FuncOp)][1]
     loop = next(op for op in fn.walk() if isinstance(op, affine.ForOp))
-    assert gpu_region.spread_loops(gpu_region.wrap([loop])) is None
+    assert gpu_region.plan_spread(gpu_region.wrap([loop])) is None
 
 
 def test_barriers_that_cannot_be_placed_leave_the_region_on_one_thread(

@@ -29,14 +29,26 @@ values it needs), and resource limits.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from xdsl.dialects import affine, arith, memref
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, StringAttr, i32
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    StringAttr,
+    i32,
+    i64,
+)
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
 
-from loopopt.analysis.dependence import Dependence, dependences
+from loopopt.analysis.dependence import Dependence, carried_by, dependences
 from loopopt.analysis.divergence import check_barriers
+from loopopt.analysis.footprint import arrays_under
 from loopopt.analysis.parallel import parallel_loops
+from loopopt.analysis.reduction import Reduction, constant, identity, merge, reductions
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.affine_maps import Bound, BoundBuilder, lower_bound, upper_bound
@@ -48,8 +60,9 @@ from loopopt.loops.gpu_barrier import (
     thread_private,
 )
 from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, hoist_to_entry, mark_sequential, one_thread
-from loopopt.loops.gpu_map import MAPPING, KernelIds, is_shared, move_body
-from loopopt.loops.nest import LOOP_NAME, step_of
+from loopopt.loops.gpu_map import MAPPING, WORKGROUP, KernelIds, affine_if, is_shared, move_body
+from loopopt.loops.nest import LOOP_NAME, loops_in, step_of
+from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
 
 REGION = "region"
 """`loopopt.name` of the one-iteration loop that holds a region until it is outlined."""
@@ -75,27 +88,129 @@ def wrap(ops: Sequence[Operation]) -> affine.ForOp:
     return loop
 
 
-def spread_loops(region: affine.ForOp) -> list[affine.ForOp] | None:
-    """The loops to spread over the threads: the outermost parallel loops of the code every
-    thread runs alike. None when some of that code cannot run on every thread (a call, an
-    atomic, a buffer of its own)."""
+def keep_in_registers(region: affine.ForOp) -> None:
+    """Elements that a loop of the region reads and writes at loop-invariant indices become
+    its iter_args (loops/scalar_replace), innermost loops first: `x[i] -= L[i, j] * x[j]`
+    over j becomes a reduction that the block can share out."""
+    for loop in reversed(list(loops_in(region))):
+        chosen: list[Replaceable] = []
+        for array in arrays_under(loop):
+            found = replaceable(loop, array)
+            if isinstance(found, Replaceable) and any(e.stored for e in found.elements):
+                chosen.append(found)
+        if chosen:
+            scalar_replace(loop, chosen)
+
+
+@dataclass
+class SpreadPlan:
+    """What a region spreads over its threads: parallel loops, and reduction loops (each
+    thread reduces its share of the iterations, then the block combines the shares)."""
+
+    loops: list[affine.ForOp] = field(default_factory=list[affine.ForOp])
+    reductions: list[tuple[affine.ForOp, list[Reduction]]] = field(
+        default_factory=list[tuple[affine.ForOp, list[Reduction]]]
+    )
+
+    def all_loops(self) -> list[affine.ForOp]:
+        return [*self.loops, *(loop for loop, _ in self.reductions)]
+
+
+def plan_spread(region: affine.ForOp) -> SpreadPlan | None:
+    """The loops to spread over the threads: the outermost parallel loops and reduction loops
+    (analysis/reduction, carrying no dependence through memory) of the code every thread runs
+    alike. None when some of that code cannot run on every thread (a call, an atomic, a buffer
+    of its own)."""
+    deps = dependences(region)
     parallel = set(parallel_loops(region))
-    found: list[affine.ForOp] = []
+    plan = SpreadPlan()
 
     def visit(op: Operation) -> bool:
-        if isinstance(op, affine.ForOp) and op is not region and op in parallel:
-            found.append(op)
-            return True
+        if isinstance(op, affine.ForOp) and op is not region:
+            if op in parallel:
+                plan.loops.append(op)
+                return True
+            found = reductions(op)
+            if found is not None and not carried_by(deps, op) and _has_identities(op, found):
+                plan.reductions.append((op, found))
+                return True
         if op.name in BLOCK_LEVEL_WRITES:
             return False
         if isinstance(op, memref.AllocaOp | memref.AllocOp) and not is_shared(op.results[0].type):
             return False
         return all(visit(inner) for r in op.regions for b in r.blocks for inner in b.ops)
 
-    return found if visit(region) else None
+    return plan if visit(region) else None
 
 
+def _has_identities(loop: affine.ForOp, found: Sequence[Reduction]) -> bool:
+    return all(identity(r.kind, loop.results[r.position].type) is not None for r in found)
+
+
+def reduce_over_block(
+    loop: affine.ForOp, found: Sequence[Reduction], ids: KernelIds, entry: Block
+) -> affine.ForOp:
+    """Each thread reduces iterations tx, tx + T, … from the neutral element; the block then
+    combines the T partial results in a workgroup buffer (a tree of ceil(log2 T) levels, a
+    barrier after each) and every thread reads the total, combined with the loop's initial
+    value. Returns the thread's partial loop."""
+    threads = ids.sizes["x"]
+    block = loop.parent_block()
+    assert block is not None
+    neutral: list[SSAValue] = []
+    for r in found:
+        op = constant(r.kind, loop.results[r.position].type)
+        assert op is not None
+        block.insert_op_before(op, loop)
+        neutral.append(op.result)
+    initial = list(loop.inits)
+    partial = _spread_bounds(loop, ids, neutral)
+    partial.attributes[MAPPING] = StringAttr("threads x reduction")
+    users = [list(partial.results[r.position].uses) for r in found]
+    after = partial.next_op
+    assert after is not None
+    builder = BoundBuilder()
+    tx = builder.dim(ids.threads["x"])
+    buffers = []
+    for r in found:
+        element = partial.results[r.position].type
+        buffer = memref.AllocaOp.get(element, shape=[threads], memory_space=_workgroup())
+        buffer.memref.name_hint = "partials"
+        entry.insert_op_before(buffer, _after_ids(entry))
+        buffers.append(buffer.memref)
+    ops: list[Operation] = []
+    for r, buffer in zip(found, buffers, strict=True):
+        ops.append(_store(partial.results[r.position], buffer, builder, tx))
+    ops.append(gpu.BarrierOp())
+    count = threads
+    while count > 1:
+        half = (count + 1) // 2
+        guard = affine_if(builder, [AffineExpr.constant(count - half - 1) - tx])
+        then = guard.then_region.block
+        for r, buffer in zip(found, buffers, strict=True):
+            mine = _load(buffer, builder, tx)
+            theirs = _load(buffer, builder, tx + half)
+            both = merge(r, mine.results[0], theirs.results[0])
+            then.insert_ops_before(
+                [mine, theirs, both, _store(both.results[0], buffer, builder, tx)],
+                then.last_op,  # type: ignore[arg-type]
+            )
+        ops += [guard, gpu.BarrierOp()]
+        count = half
+    totals: list[SSAValue] = []
+    for r, buffer, init in zip(found, buffers, initial, strict=True):
+        total = _load(buffer, builder, AffineExpr.constant(0))
+        final = merge(r, init, total.results[0])
+        ops += [total, final]
+        totals.append(final.results[0])
+    ops.append(gpu.BarrierOp())
+    for uses, total in zip(users, totals, strict=True):
+        for use in uses:
+            use.operation.operands[use.index] = total
+    block.insert_ops_before(ops, after)
+    return partial
 def _block_level_stores(region: affine.ForOp, spread: Sequence[affine.ForOp]) -> list[Operation]:
+    """The stores outside the spread loops (thread 0 runs them)."""
     inside = {op for loop in spread for op in loop.walk()}
     return [
         op
@@ -114,24 +229,51 @@ def thread_local(dep: Dependence, spread: Sequence[affine.ForOp]) -> bool:
 
 def spread(loop: affine.ForOp, ids: KernelIds) -> affine.ForOp:
     """`for i = lb to ub step s` → `for i = lb + tx * s to ub step T * s`."""
+    new = _spread_bounds(loop, ids, None)
+    new.attributes[MAPPING] = StringAttr("threads x")
+    return new
+
+
+def _spread_bounds(
+    loop: affine.ForOp, ids: KernelIds, inits: Sequence[SSAValue] | None
+) -> affine.ForOp:
     builder = BoundBuilder()
     tx = builder.dim(ids.threads["x"])
     step = step_of(loop)
     lows = [e + tx * step for e in builder.results_of(lower_bound(loop))]
-    new = replace_bounds(loop, builder.build(lows), upper_bound(loop), step * ids.sizes["x"])
-    new.attributes[MAPPING] = StringAttr("threads x")
-    return new
+    return replace_bounds(
+        loop, builder.build(lows), upper_bound(loop), step * ids.sizes["x"], inits
+    )
+
+
+def _workgroup() -> IntegerAttr:
+    return IntegerAttr(WORKGROUP, i64)
+
+
+def _after_ids(entry: Block) -> Operation:
+    return next(op for op in entry.ops if not isinstance(op, gpu.BlockIdOp | gpu.ThreadIdOp))
+
+
+def _store(value: SSAValue, buffer: SSAValue, builder: BoundBuilder, at: AffineExpr) -> Operation:
+    index = builder.build([at])
+    return affine.StoreOp(value, buffer, list(index.operands), AffineMapAttr(index.map))
+
+
+def _load(buffer: SSAValue, builder: BoundBuilder, at: AffineExpr) -> affine.LoadOp:
+    index = builder.build([at])
+    return affine.LoadOp(buffer, list(index.operands), AffineMapAttr(index.map))
 
 
 def map_region(kernel: gpu.FuncOp, region: affine.ForOp, threads: int, pass_name: str) -> int:
     """Map the outlined region (a `wrap` loop) of `kernel` onto one block; the number of
     threads it runs on (`threads`, or 1: see the module docstring)."""
-    loops = spread_loops(region) if threads > 1 else None
+    keep_in_registers(region)
+    plan = plan_spread(region) if threads > 1 else None
     mapped = None
-    if loops:
+    if plan is not None and plan.all_loops():
         backup = region.clone()
         try:
-            _spread_region(kernel, region, loops, threads, pass_name)
+            _spread_region(kernel, region, plan, threads, pass_name)
             mapped = threads
         except LoopoptError:
             # Barriers the region needs cannot go where every thread reaches them (a branch on
@@ -150,26 +292,29 @@ def map_region(kernel: gpu.FuncOp, region: affine.ForOp, threads: int, pass_name
 def _spread_region(
     kernel: gpu.FuncOp,
     region: affine.ForOp,
-    loops: Sequence[affine.ForOp],
+    plan: SpreadPlan,
     threads: int,
     pass_name: str,
 ) -> None:
+    loops = plan.all_loops()
     requirements = [
         Requirement(dep.source.op, dep.sink.op, dep.carrier, dep.describe())
         for dep in dependences(region)
         if not thread_local(dep, loops)
     ]
     stores = _block_level_stores(region, loops)
+    workgroup = [op for op in kernel.walk() if _workgroup_alloca(op)]
     tx = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
     tx.result.name_hint = "tx"
     entry = kernel.body.block
     entry.insert_op_before(tx, entry.first_op)
     ids = KernelIds(threads={"x": tx.result}, sizes={"x": threads})
-    spread_ops = [spread(loop, ids) for loop in loops]
+    spread_ops = [spread(loop, ids) for loop in plan.loops]
+    spread_ops += [reduce_over_block(loop, found, ids, entry) for loop, found in plan.reductions]
     for store in stores:
         one_thread(store, ids)
     requirements += shared_requirements(kernel)
-    hoist_to_entry(kernel, [op for op in kernel.walk() if _workgroup_alloca(op)])
+    hoist_to_entry(kernel, workgroup)
     mark_sequential(kernel)
     region.attributes[MAPPING] = StringAttr("one block")
     place_barriers(kernel, requirements, pass_name)

@@ -65,6 +65,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, A
 from xdsl.ir.affine.affine_expr import AffineConstantExpr, AffineDimExpr, AffineSymExpr
 from xdsl.traits import is_side_effect_free
 
+from loopopt.analysis.dependence import dependences
 from loopopt.analysis.footprint import array_name, arrays_under
 from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.gpu_ext import AddressSpaceAttr, AddressSpaceEnum
@@ -247,6 +248,8 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
     order = {op: n for n, op in enumerate(loop.walk())}
     builder = MapBuilder()
     elements: list[Element] = []
+    varying: dict[Operation, str] = {}
+    """Accesses left in memory, and why: they must touch no element kept in registers."""
     for op in sorted(uses, key=order.__getitem__):
         if not isinstance(op, Access) or op.memref is not memref:
             return f"{name} is used by '{op.name}'"
@@ -258,10 +261,12 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
                 if isinstance(parent, affine.ForOp)
                 else (f"'{parent.name}'" if parent is not None else "another block")
             )
-            return f"{describe_access(op)} is inside {where}, not directly in the loop"
+            varying[op] = f"{describe_access(op)} is inside {where}, not directly in the loop"
+            continue
         indices = _indices(Bound(op.map.data, tuple(op.indices)), loop, builder)
         if indices is None:
-            return f"{describe_access(op)} varies with the loop"
+            varying[op] = f"{describe_access(op)} varies with the loop"
+            continue
         guard = None if padded is None else _indices(guard_map(padded), loop, builder)
         if padded is not None and guard is None:
             return f"the guard of padded {describe_access(op)} varies with the loop"
@@ -283,7 +288,10 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
             return mismatch
         match.accesses.append(op)
     if not elements:
-        return f"{name} is not accessed in the loop"
+        return next(iter(varying.values()), f"{name} is not accessed in the loop")
+    reason = _overlap_reason(loop, elements, varying)
+    if reason is not None:
+        return reason
     for element in elements:
         reason = _escape_reason(loop, element)
         if reason is not None:
@@ -368,6 +376,25 @@ def _after(loop: affine.ForOp, stores: Sequence[Operation], guard: Guard | None)
         block.insert_ops_after(stores, loop)
         return
     block.insert_op_after(new_if(guard, Block([*stores, affine.YieldOp.get()]), None), loop)
+
+
+def _overlap_reason(
+    loop: affine.ForOp, elements: Sequence[Element], varying: Sequence[Operation]
+) -> str | None:
+    """Why an access left in memory may touch an element kept in registers (the exact
+    dependence analysis over one execution of `loop`), or None."""
+    if not varying:
+        return None
+    kept = {op for element in elements for op in element.accesses}
+    left = set(varying)
+    for dep in dependences(loop):
+        if loop in dep.loops and dep.level < dep.loops.index(loop):
+            continue  # between executions of `loop`, ordered by a loop around it
+        a, b = dep.source.op, dep.sink.op
+        if (a in kept and b in left) or (a in left and b in kept):
+            other = a if a in left else b
+            return f"{describe_access(other)} may touch an element kept in registers"
+    return None
 
 
 def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.ForOp:

@@ -246,17 +246,34 @@ func.func @host_store(%A: memref<8x32xf32>) {
 // -----
 
 // The parallel j loop uses %s, a sum the device computes: values cannot cross from one kernel
-// to another, so both nests form one region. Every thread of the block computes %s (the same
-// loads, the same order); the j loop is spread over the 256 threads.
+// to another, so both nests form one region of one block. The sum is a reduction: each of the
+// 256 threads adds every 256th element from 0.0, the block combines the partial sums in a
+// workgroup buffer (halving the active threads, a barrier after each step: 8 steps), and every
+// thread reads the total (plus the initial value). The j loop is spread over the threads.
 // CHECK-LABEL: func.func @normalize
 // CHECK:         gpu.launch_func @kernels::@normalize_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%X : memref<100xf32>, %Y : memref<100xf32>)
 // CHECK:         gpu.func @normalize_k0
-// CHECK-SAME:      known_block_size = array<i32: 256, 1, 1>, loopopt.mapping = {region = "one block", threads_x = "j"}
+// CHECK-SAME:      known_block_size = array<i32: 256, 1, 1>, loopopt.mapping = {region = "one block", threads_x = "j, i"}
 // CHECK-NEXT:      %tx = gpu.thread_id x
-// CHECK:           %s = affine.for %i = 0 to 100 iter_args(%acc = %zero) -> (f32) {
-// CHECK:           } {loopopt.name = "i", loopopt.mapping = "sequential"}
+// CHECK-NEXT:      %partials = memref.alloca() : memref<256xf32, 3 : i64>
+// CHECK:           %[[ZERO:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %s = affine.for %i = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 iter_args(%acc = %[[ZERO]]) -> (f32) {
+// CHECK:           } {loopopt.name = "i", loopopt.mapping = "threads x reduction"}
+// CHECK-NEXT:      affine.store %s, %partials[%tx]
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      affine.if affine_set<(d0) : (((d0 * -1) + 127) >= 0)>(%tx) {
+// CHECK-NEXT:        %[[MINE:.*]] = affine.load %partials[%tx]
+// CHECK-NEXT:        %[[THEIRS:.*]] = affine.load %partials[%tx + 128]
+// CHECK-NEXT:        %[[BOTH:.*]] = arith.addf %[[MINE]], %[[THEIRS]] : f32
+// CHECK-NEXT:        affine.store %[[BOTH]], %partials[%tx]
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.barrier
+// CHECK-COUNT-7:   gpu.barrier
+// CHECK-NEXT:      %[[TOTAL:.*]] = affine.load %partials[0]
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
+// CHECK-NEXT:      gpu.barrier
 // CHECK-NEXT:      affine.for %j = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 {
-// CHECK:             arith.divf %{{.*}}, %s : f32
+// CHECK:             arith.divf %{{.*}}, %[[SUM]] : f32
 // CHECK:           } {loopopt.name = "j", loopopt.mapping = "threads x"}
 // CHECK-NEXT:      gpu.return
 func.func @normalize(%X: memref<100xf32>, %Y: memref<100xf32>) {
