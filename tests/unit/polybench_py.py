@@ -38,6 +38,26 @@ def two_mm(alpha, beta, tmp, A, B, C, D):
                 D[i, j] += tmp[i, k] * C[k, j]
 
 
+def three_mm(E, A, B, F, C, D, G):
+    ni, nj = E.shape
+    nk, nl, nm = A.shape[1], F.shape[1], C.shape[1]
+    for i in range(ni):
+        for j in range(nj):
+            E[i, j] = 0.0
+            for k in range(nk):
+                E[i, j] += A[i, k] * B[k, j]
+    for i in range(nj):
+        for j in range(nl):
+            F[i, j] = 0.0
+            for k in range(nm):
+                F[i, j] += C[i, k] * D[k, j]
+    for i in range(ni):
+        for j in range(nl):
+            G[i, j] = 0.0
+            for k in range(nj):
+                G[i, j] += E[i, k] * F[k, j]
+
+
 def syrk(alpha, beta, C, A):
     n, m = A.shape
     for i in range(n):
@@ -46,6 +66,27 @@ def syrk(alpha, beta, C, A):
         for k in range(m):
             for j in range(i + 1):
                 C[i, j] += alpha * A[i, k] * A[j, k]
+
+
+def syr2k(alpha, beta, C, A, B):
+    n, m = A.shape
+    for i in range(n):
+        for j in range(i + 1):
+            C[i, j] *= beta
+        for k in range(m):
+            for j in range(i + 1):
+                C[i, j] += A[j, k] * alpha * B[i, k] + B[j, k] * alpha * A[i, k]
+
+
+def symm(alpha, beta, C, A, B):
+    m, n = C.shape
+    for i in range(m):
+        for j in range(n):
+            temp2 = 0.0
+            for k in range(i):
+                C[k, j] += alpha * B[i, j] * A[i, k]
+                temp2 += B[k, j] * A[i, k]
+            C[i, j] = beta * C[i, j] + alpha * B[i, j] * A[i, i] + alpha * temp2
 
 
 def trmm(alpha, A, B):
@@ -70,6 +111,31 @@ def lu(A):
             for k in range(i):
                 w -= A[i][k] * A[k][j]
             A[i][j] = w
+
+
+def ludcmp(A, b, x, y):
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i):
+            w = A[i, j]
+            for k in range(j):
+                w -= A[i, k] * A[k, j]
+            A[i, j] = w / A[j, j]
+        for j in range(i, n):
+            w = A[i, j]
+            for k in range(i):
+                w -= A[i, k] * A[k, j]
+            A[i, j] = w
+    for i in range(n):
+        w = b[i]
+        for j in range(i):
+            w -= A[i, j] * y[j]
+        y[i] = w
+    for i in range(n - 1, -1, -1):
+        w = y[i]
+        for j in range(i + 1, n):
+            w -= A[i, j] * x[j]
+        x[i] = w / A[i, i]
 
 
 def cholesky(A):
@@ -109,6 +175,23 @@ def durbin(r, y, z):
         for i in range(k):
             y[i] = z[i]
         y[k] = alpha
+
+
+def gramschmidt(A, R, Q):
+    m, n = A.shape
+    for k in range(n):
+        nrm = 0.0
+        for i in range(m):
+            nrm += A[i, k] * A[i, k]
+        R[k, k] = math.sqrt(nrm)
+        for i in range(m):
+            Q[i, k] = A[i, k] / R[k, k]
+        for j in range(k + 1, n):
+            R[k, j] = 0.0
+            for i in range(m):
+                R[k, j] += Q[i, k] * A[i, j]
+            for i in range(m):
+                A[i, j] = A[i, j] - Q[i, k] * R[k, j]
 
 
 def jacobi_1d(tsteps, A, B):
@@ -180,6 +263,50 @@ def heat_3d(tsteps, A, B):
                         + 0.125 * (B[i, j, k + 1] - 2.0 * B[i, j, k] + B[i, j, k - 1])
                         + B[i, j, k]
                     )
+
+
+def adi(tsteps, u, v, p, q):
+    n = u.shape[0]
+    DX = 1.0 / n
+    DY = 1.0 / n
+    DT = 1.0 / tsteps
+    B1 = 2.0
+    B2 = 1.0
+    mul1 = B1 * DT / (DX * DX)
+    mul2 = B2 * DT / (DY * DY)
+    a = -mul1 / 2.0
+    b = 1.0 + mul1
+    c = a
+    d = -mul2 / 2.0
+    e = 1.0 + mul2
+    f = d
+    for t in range(1, tsteps + 1):  # noqa: B007 (the loop is named t)
+        # Column sweep
+        for i in range(1, n - 1):
+            v[0, i] = 1.0
+            p[i, 0] = 0.0
+            q[i, 0] = v[0, i]
+            for j in range(1, n - 1):
+                p[i, j] = -c / (a * p[i, j - 1] + b)
+                q[i, j] = (
+                    -d * u[j, i - 1] + (1.0 + 2.0 * d) * u[j, i] - f * u[j, i + 1] - a * q[i, j - 1]
+                ) / (a * p[i, j - 1] + b)
+            v[n - 1, i] = 1.0
+            for j in range(n - 2, 0, -1):
+                v[j, i] = p[i, j] * v[j + 1, i] + q[i, j]
+        # Row sweep
+        for i in range(1, n - 1):
+            u[i, 0] = 1.0
+            p[i, 0] = 0.0
+            q[i, 0] = u[i, 0]
+            for j in range(1, n - 1):
+                p[i, j] = -f / (d * p[i, j - 1] + e)
+                q[i, j] = (
+                    -a * v[i - 1, j] + (1.0 + 2.0 * a) * v[i, j] - c * v[i + 1, j] - d * q[i, j - 1]
+                ) / (d * p[i, j - 1] + e)
+            u[i, n - 1] = 1.0
+            for j in range(n - 2, 0, -1):
+                u[i, j] = p[i, j] * u[i, j + 1] + q[i, j]
 
 
 def floyd_warshall(path):
@@ -313,6 +440,83 @@ def gesummv(alpha, beta, A, B, tmp, x, y):
         y[i] = alpha * tmp[i] + beta * y[i]
 
 
+def gemver(alpha, beta, A, u1, v1, u2, v2, w, x, y, z):
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            A[i, j] = A[i, j] + u1[i] * v1[j] + u2[i] * v2[j]
+    for i in range(n):
+        for j in range(n):
+            x[i] = x[i] + beta * A[j, i] * y[j]
+    for i in range(n):
+        x[i] = x[i] + z[i]
+    for i in range(n):
+        for j in range(n):
+            w[i] = w[i] + alpha * A[i, j] * x[j]
+
+
+def deriche(alpha, imgIn, imgOut, y1, y2):
+    w, h = imgIn.shape
+    k = (
+        (1.0 - math.exp(-alpha))
+        * (1.0 - math.exp(-alpha))
+        / (1.0 + 2.0 * alpha * math.exp(-alpha) - math.exp(2.0 * alpha))
+    )
+    a1 = a5 = k
+    a2 = a6 = k * math.exp(-alpha) * (alpha - 1.0)
+    a3 = a7 = k * math.exp(-alpha) * (alpha + 1.0)
+    a4 = a8 = -k * math.exp(-2.0 * alpha)
+    b1 = math.pow(2.0, -alpha)
+    b2 = -math.exp(-2.0 * alpha)
+    c1 = c2 = 1.0
+    for i in range(w):
+        ym1 = 0.0
+        ym2 = 0.0
+        xm1 = 0.0
+        for j in range(h):
+            y1[i, j] = a1 * imgIn[i, j] + a2 * xm1 + b1 * ym1 + b2 * ym2
+            xm1 = imgIn[i, j]
+            ym2 = ym1
+            ym1 = y1[i, j]
+    for i in range(w):
+        yp1 = 0.0
+        yp2 = 0.0
+        xp1 = 0.0
+        xp2 = 0.0
+        for j in range(h - 1, -1, -1):
+            y2[i, j] = a3 * xp1 + a4 * xp2 + b1 * yp1 + b2 * yp2
+            xp2 = xp1
+            xp1 = imgIn[i, j]
+            yp2 = yp1
+            yp1 = y2[i, j]
+    for i in range(w):
+        for j in range(h):
+            imgOut[i, j] = c1 * (y1[i, j] + y2[i, j])
+    for j in range(h):
+        tm1 = 0.0
+        ym1 = 0.0
+        ym2 = 0.0
+        for i in range(w):
+            y1[i, j] = a5 * imgOut[i, j] + a6 * tm1 + b1 * ym1 + b2 * ym2
+            tm1 = imgOut[i, j]
+            ym2 = ym1
+            ym1 = y1[i, j]
+    for j in range(h):
+        tp1 = 0.0
+        tp2 = 0.0
+        yp1 = 0.0
+        yp2 = 0.0
+        for i in range(w - 1, -1, -1):
+            y2[i, j] = a7 * tp1 + a8 * tp2 + b1 * yp1 + b2 * yp2
+            tp2 = tp1
+            tp1 = imgOut[i, j]
+            yp2 = yp1
+            yp1 = y2[i, j]
+    for i in range(w):
+        for j in range(h):
+            imgOut[i, j] = c2 * (y1[i, j] + y2[i, j])
+
+
 # Small random inputs for each kernel (the tests' cases): name → (function, inputs).
 Inputs = Callable[[np.random.Generator], list[Any]]
 
@@ -336,17 +540,34 @@ CASES: dict[str, tuple[Callable[..., None], Inputs]] = {
         two_mm,
         lambda g: [1.5, 1.2, _r(g, 6, 7), _r(g, 6, 5), _r(g, 5, 7), _r(g, 7, 8), _r(g, 6, 8)],
     ),
+    "3mm": (
+        three_mm,
+        lambda g: [
+            np.zeros((4, 5)),
+            _r(g, 4, 6),
+            _r(g, 6, 5),
+            np.zeros((5, 7)),
+            _r(g, 5, 8),
+            _r(g, 8, 7),
+            np.zeros((4, 7)),
+        ],
+    ),
     "syrk": (syrk, lambda g: [1.5, 1.2, _r(g, 7, 7), _r(g, 7, 5)]),
+    "syr2k": (syr2k, lambda g: [1.5, 1.2, _r(g, 7, 7), _r(g, 7, 5), _r(g, 7, 5)]),
+    "symm": (symm, lambda g: [1.5, 1.2, _r(g, 6, 8), _r(g, 6, 6), _r(g, 6, 8)]),
     "trmm": (trmm, lambda g: [1.5, _r(g, 6, 6), _r(g, 6, 8)]),
     "lu": (lu, lambda g: [_spd(g, 8)]),
+    "ludcmp": (ludcmp, lambda g: [_spd(g, 8), _r(g, 8), np.zeros(8), np.zeros(8)]),
     "cholesky": (cholesky, lambda g: [_spd(g, 8)]),
     "trisolv": (trisolv, lambda g: [_spd(g, 8), np.zeros(8), _r(g, 8)]),
     "durbin": (durbin, lambda g: [g.uniform(0.05, 0.2, 9), np.zeros(9), np.zeros(9)]),
+    "gramschmidt": (gramschmidt, lambda g: [_r(g, 8, 6), np.zeros((6, 6)), np.zeros((8, 6))]),
     "jacobi_1d": (jacobi_1d, lambda g: [3, _r(g, 12), _r(g, 12)]),
     "jacobi_2d": (jacobi_2d, lambda g: [2, _r(g, 9, 9), _r(g, 9, 9)]),
     "seidel_2d": (seidel_2d, lambda g: [2, _r(g, 9, 9)]),
     "fdtd_2d": (fdtd_2d, lambda g: [_r(g, 6, 7), _r(g, 6, 7), _r(g, 6, 7), _r(g, 3)]),
     "heat_3d": (heat_3d, lambda g: [2, _r(g, 6, 6, 6), _r(g, 6, 6, 6)]),
+    "adi": (adi, lambda g: [2, _r(g, 7, 7), _r(g, 7, 7), np.zeros((7, 7)), np.zeros((7, 7))]),
     "floyd_warshall": (
         floyd_warshall,
         lambda g: [g.integers(1, 50, (8, 8)).astype(np.int32)],
@@ -375,5 +596,22 @@ CASES: dict[str, tuple[Callable[..., None], Inputs]] = {
     "gesummv": (
         gesummv,
         lambda g: [1.5, 1.2, _r(g, 6, 6), _r(g, 6, 6), np.zeros(6), _r(g, 6), np.zeros(6)],
+    ),
+    "gemver": (
+        gemver,
+        lambda g: [
+            1.5,
+            1.2,
+            _r(g, 7, 7),
+            *(_r(g, 7) for _ in range(4)),
+            np.zeros(7),
+            np.zeros(7),
+            _r(g, 7),
+            _r(g, 7),
+        ],
+    ),
+    "deriche": (
+        deriche,
+        lambda g: [0.25, _r(g, 6, 9), np.zeros((6, 9)), np.zeros((6, 9)), np.zeros((6, 9))],
     ),
 }
