@@ -7,6 +7,7 @@ test_frontend_gpu.py (marked `gpu`).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import loopopt
 from loopopt import api
 from loopopt.diagnostics import LoopoptError
 from loopopt.frontend.kernel import pipeline_for
+from loopopt.passes import gpu_map_loops
 
 
 def scale(A, alpha):
@@ -211,10 +213,25 @@ def running_sum(A, out):
     out[0] = total
 
 
-def test_auto_target_runs_what_the_gpu_refuses_on_the_cpu(fake_gpu: FakeDriver) -> None:  # noqa: F811
+def test_a_reduction_runs_on_the_gpu(fake_gpu: FakeDriver) -> None:  # noqa: F811
+    a, out = np.arange(10.0, dtype=np.float32), np.zeros(1, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loopopt.kernel(running_sum)(a, out)
+    assert fake_gpu.launches == ["running_sum_k0"]
+
+
+def test_auto_target_runs_what_the_gpu_refuses_on_the_cpu(
+    fake_gpu: FakeDriver,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(self: object) -> None:
+        raise LoopoptError("gpu-map-loops: refused for the test")
+
+    monkeypatch.setattr(gpu_map_loops._Host, "function", refuse)
     kern = loopopt.kernel(running_sum)
     a, out = np.arange(10.0, dtype=np.float32), np.zeros(1, np.float32)
-    with pytest.warns(UserWarning, match=r"running_sum: runs on the CPU: .*gpu-map-loops"):
+    with pytest.warns(UserWarning, match=r"running_sum: runs on the CPU: .*gpu-map-loops: refused"):
         kern(a, out)
     assert out[0] == 45.0 and fake_gpu.launches == []
     kern(a, out)  # remembered: no second attempt, no second warning

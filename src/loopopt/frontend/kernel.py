@@ -13,16 +13,16 @@
 
 Shapes: calls compile for the arrays' static shapes (`@loopopt.kernel(static_shapes=False)`:
 `memref<?x?xf32>`, one compilation per dtypes); `kern.mlir()` without arguments prints dynamic
-shapes, with types from string annotations (`A: "float32[:, :]"`, `n: int`, `x: float`) or else
-from the last call. `schedule=None` runs the loops as written on the CPU and maps them with
+shapes, with types from string annotations (`A: "float32[:, :]"`, `n: int`, `x: float`) or else from
+the last call. `schedule=None` runs the loops as written on the CPU and maps them with
 `gpu-map-loops` on the GPU; `"auto"` lets the cost model choose (`auto-schedule`; on the CPU only
 its loop-level part applies); any other string is a pass pipeline. `target="auto"` is the GPU where
-one is usable; a nest its GPU pipeline refuses (a reduction, a recurrence) then runs on the CPU
-with a warning that says why (target="gpu" raises instead). Arrays: numpy (the GPU copies them in
-and out), `__cuda_array_interface__` objects (GPU, in place), `loopopt.array` (kept on the device
+one is usable; a function its GPU pipeline refuses (a schedule that does not fit) then runs on the
+CPU with a warning that says why (target="gpu" raises instead). Arrays: numpy (the GPU copies them
+in and out), `__cuda_array_interface__` objects (GPU, in place), `loopopt.array` (kept on the device
 between calls). A call is refused where plain Python would differ: subscripts that could leave an
-array (bounds.py), writes to read-only arrays, and arrays that overlap where one is written
-(loopopt assumes distinct ones).
+array (bounds.py), writes to read-only arrays, and arrays that overlap where one is written (loopopt
+assumes distinct ones).
 """
 
 from __future__ import annotations
@@ -157,8 +157,8 @@ class Kernel:
         except LoopoptError as e:
             if target != "auto" or resolved != "gpu":
                 raise
-            # target="auto": a nest the GPU mapping refuses (a reduction, a sequential
-            # recurrence) still runs, on the CPU; the reason is said once.
+            # target="auto": a function the GPU pipeline refuses still runs, on the CPU;
+            # the reason is said once.
             warnings.warn(f"{self.__name__}: runs on the CPU: {e.one_line()}", stacklevel=2)
             self._gpu_refused.add((specs, schedule))
             resolved = "cpu"
