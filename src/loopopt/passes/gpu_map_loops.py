@@ -21,8 +21,11 @@ strip-mined by the block size; the loop contiguous in most accesses gets threadI
 loops/gpu_plan), loops that carry dependences stay sequential in the kernel, copy loops of
 `promote{memory-space=shared}` are spread over the block's threads, and barriers separate the
 threads' conflicting accesses (loops/gpu_kernel). When the outer loop carries a dependence, it
-stays on the host around the launches of the nests in its body (jacobi's time loop); a nest
-where no loop is parallel is refused, naming the dependence. Options: `block=` threads per
+stays on the host around the launches of the nests in its body (jacobi's time loop). Code that
+no parallel band covers (scalar statements, recurrences, nests without a parallel loop) runs on
+the device as single-block region kernels (loops/gpu_region; what runs where: loops/gpu_host),
+with their parallel and reduction loops spread over `region-threads=` threads (default 256).
+Only a function returning a value computed on the device is refused. Options: `block=` threads per
 block along x, y, z (default: the tile sizes, else 256, 16x16 or 16x4x4); `grid=` the most
 blocks along x, y, z (default: the device limits; beyond, each block loops over tiles);
 `min-blocks-per-sm=N` asks the backend to fit N blocks on an SM (`.minnctapersm`: fewer
@@ -50,7 +53,7 @@ from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
 from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
-from loopopt.loops.gpu_plan import register_cap
+from loopopt.loops.gpu_plan import THREADS_PER_BLOCK, register_cap
 from loopopt.loops.gpu_region import map_region, wrap
 from loopopt.loops.nest import functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
@@ -88,6 +91,12 @@ class GpuMapLoopsPass(LoopoptPass):
     """Only this function."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if not 1 <= self.region_threads <= THREADS_PER_BLOCK:
+            raise LoopoptError(
+                f"{self.name}: region-threads={self.region_threads} is outside "
+                f"1..{THREADS_PER_BLOCK}",
+                op=op,
+            )
         for fn in functions(op, self.func):
             _Host(self, op, fn).function()
 

@@ -8,6 +8,8 @@
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{block=2048}' 2>&1 | filecheck %s --check-prefix=BIG
 // RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops{block=16,16 min-blocks-per-sm=2 max-registers=cap}' | filecheck %s --check-prefix=REGS
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{max-registers=300}' 2>&1 | filecheck %s --check-prefix=MAXREG
+// RUN: not loopopt-opt %s -p 'gpu-map-loops{region-threads=2048}' 2>&1 | filecheck %s --check-prefix=REGION
+// REGION: error: gpu-map-loops: region-threads=2048 is outside 1..1024
 // SIZES: error: gpu-map-loops: block=16,16,16 has 3 sizes but 1 loop(s) are mapped (x=i)
 // MAXREG: error: gpu-map-loops: max-registers=300 is outside 16..255 (the most that blocks of 256 threads allow; use cap)
 // max-registers=cap: what 2 blocks of 256 threads can have (.maxnreg 128 in the PTX).
