@@ -152,8 +152,10 @@ def test_lu_maps_to_a_host_loop_of_a_region_and_a_kernel(rng: np.random.Generato
     module = mapped(LU_SHAPE)
     loop = next(op for op in module.walk() if isinstance(op, affine.ForOp))
     assert loop.attributes[MAPPING] == StringAttr("host")
+    # the first j loop carries A[i, j] → A[i, k]: a region per step, whose k reduction the
+    # block shares out; the second j loop is parallel: a kernel
     assert mappings(module) == [
-        {"region": "one thread"},
+        {"region": "one block", "threads_x": "k"},
         {"block_x": "j2_t", "thread_x": "j2"},
     ]
     a = rng.standard_normal((12, 12)).astype(np.float32) + 12 * np.eye(12, dtype=np.float32)
@@ -216,11 +218,10 @@ def test_barriers_that_cannot_be_placed_leave_the_region_on_one_thread(
         np.testing.assert_allclose(g, e, rtol=1e-5)
 
 
-def test_only_dependences_inside_one_iteration_of_a_spread_loop_are_thread_local() -> None:
-    text = """
+SWEEPS = """
 func.func @f(%A: memref<16x16xf32>) {
   affine.for %t = 0 to 4 {
-    affine.for %i = 0 to 16 {
+    affine.for %i = LOWER to 16 {
       affine.for %k = 1 to 16 {
         %v = affine.load %A[%i, %k - 1] : memref<16x16xf32>
         affine.store %v, %A[%i, %k] : memref<16x16xf32>
@@ -230,14 +231,57 @@ func.func @f(%A: memref<16x16xf32>) {
   return
 }
 """
+
+
+@pytest.mark.parametrize(("lower", "local"), [("0", True), ("affine_map<(d0) -> (d0)>(%t)", False)])
+def test_a_spread_loop_keeps_its_iterations_on_their_threads(lower: str, local: bool) -> None:
+    """Dependences inside one iteration of the spread loop i are thread-local; so are those
+    between steps of t at the same i, when i's bounds do not change with t (thread tx always
+    runs i = tx, tx + T, …), but not when they do."""
     from loopopt.analysis.dependence import dependences
 
-    module = parsed(text)
-    loops = [op for op in module.walk() if isinstance(op, affine.ForOp)]
-    t, i = loops[0], loops[1]
+    module = parsed(SWEEPS.replace("LOWER", lower))
+    t, i = [op for op in module.walk() if isinstance(op, affine.ForOp)][:2]
     deps = dependences(t)
-    assert deps
-    local = [d for d in deps if gpu_region.thread_local(d, [i])]
-    crossing = [d for d in deps if not gpu_region.thread_local(d, [i])]
-    assert all(d.carrier is not t for d in local)
-    assert crossing and all(d.carrier is t for d in crossing)
+    across = [d for d in deps if d.carrier is t]
+    inside = [d for d in deps if d.carrier is not t]
+    assert across and inside
+    assert all(gpu_region.thread_local(d, [i]) for d in inside)
+    assert all(gpu_region.thread_local(d, [i]) == local for d in across)
+
+
+ROW_SUMS = """
+func.func @rowsums(%A: memref<37x53xf32>, %out: memref<37xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 37 {
+    affine.store %zero, %out[%i] : memref<37xf32>
+    affine.for %j = 0 to 53 {
+      %a = affine.load %A[%i, %j] : memref<37x53xf32>
+      %o = affine.load %out[%i] : memref<37xf32>
+      %n = arith.addf %o, %a : f32
+      affine.store %n, %out[%i] : memref<37xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 16, 24])
+def test_a_block_per_row_shares_out_the_row(threads: int, rng: np.random.Generator) -> None:
+    """out[i] += A[i, j] over j: out[i] is kept in registers, the j loop becomes a reduction
+    that each block (one per row) shares out over its threads (sizes no block size divides;
+    24 threads: a tree over a count that is no power of two); one thread: a sequential loop."""
+    module = mapped(ROW_SUMS, region_threads=threads)
+    (summary,) = mappings(module)
+    if threads == 1:
+        assert summary == {"region": "one thread", "block_x": "i"}
+    else:
+        assert summary == {"region": "one block", "threads_x": "j", "block_x": "i"}
+    arrays = [rng.standard_normal((37, 53)).astype(np.float32), np.zeros(37, np.float32)]
+    assert_emulated_equal(ROW_SUMS, "rowsums", arrays, region_threads=threads)
+
+
+def test_reductions_thread_keeps_a_thread_per_row() -> None:
+    (summary,) = mappings(mapped(ROW_SUMS, reductions="thread"))
+    assert summary == {"block_x": "i_t", "thread_x": "i"}

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
+from loopopt.analysis.access import Access, Dim
 from loopopt.analysis.dependence import Dependence, carried_by, dependences
 from loopopt.analysis.divergence import check_barriers
 from loopopt.analysis.footprint import arrays_under
@@ -60,8 +61,20 @@ from loopopt.loops.gpu_barrier import (
     thread_private,
 )
 from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, hoist_to_entry, mark_sequential, one_thread
-from loopopt.loops.gpu_map import MAPPING, WORKGROUP, KernelIds, affine_if, is_shared, move_body
-from loopopt.loops.nest import LOOP_NAME, loops_in, step_of
+from loopopt.loops.gpu_map import (
+    MAPPING,
+    WORKGROUP,
+    KernelIds,
+    MappedDim,
+    affine_if,
+    insert_ids,
+    is_shared,
+    map_tile_loop,
+    move_body,
+)
+from loopopt.loops.gpu_plan import KernelPlan, coalescing_score
+from loopopt.loops.nest import LOOP_NAME, body_ops, enclosing_loops, loops_in, step_of
+from loopopt.loops.outline import defined_outside
 from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
 
 REGION = "region"
@@ -221,10 +234,21 @@ def _block_level_stores(region: affine.ForOp, spread: Sequence[affine.ForOp]) ->
 
 def thread_local(dep: Dependence, spread: Sequence[affine.ForOp]) -> bool:
     """Both accesses run on the same thread: they lie in one iteration of a spread loop (the
-    dependence is carried deeper, or by no loop), or touch a buffer of each thread's own."""
+    dependence is carried deeper, or by no loop), or in iterations of equal value of a spread
+    loop whose bounds do not change in the loops around it, or touch a buffer of each thread's
+    own."""
     if thread_private(dep.source.memref) and thread_private(dep.sink.memref):
         return True
-    return any(loop in spread for loop in dep.loops[: dep.level])
+    if any(loop in spread for loop in dep.loops[: dep.level]):
+        return True
+    # Across iterations of an outer loop: a spread loop whose start does not change in the
+    # loops around it gives an iteration to the same thread every time.
+    for position, loop in enumerate(dep.loops):
+        if loop in spread and dep.distances[position] == 0:
+            starts = lower_bound(loop).operands
+            if all(defined_outside(v, dep.loops[0]) for v in starts):
+                return True
+    return False
 
 
 def spread(loop: affine.ForOp, ids: KernelIds) -> affine.ForOp:
@@ -360,3 +384,69 @@ def _inline(region: affine.ForOp) -> None:
     move_body(region, zero.result, block, region)
     region.detach()
     region.erase()
+
+
+def inner_work_spreads(plan: KernelPlan, accesses: Sequence[Access]) -> bool:
+    """A block per iteration of the mapped loops (their bodies run as regions, see
+    `map_per_block`) reads memory more contiguously than a thread per iteration: some loop in
+    the body indexes the contiguous dimension in more accesses than the loop threadIdx.x would
+    get, and the body, with its elements kept in registers, has a loop to spread (checked on a
+    copy). Only untiled loops qualify."""
+    if any(c.tile is not None for c in plan.chosen):
+        return False
+    innermost = max((c.point for c in plan.chosen), key=lambda loop: len(enclosing_loops(loop)))
+    inner = [loop for op in body_ops(innermost) for loop in _loops_at(op)]
+    x = plan.chosen[0].point
+    if not any(_contiguous(loop, x, accesses) for loop in inner):
+        return False
+    copy = innermost.clone()
+    ops = body_ops(copy)
+    if not ops:
+        return False
+    region = wrap(ops)
+    keep_in_registers(region)
+    spread_plan = plan_spread(region)
+    return spread_plan is not None and bool(spread_plan.all_loops())
+
+
+def _contiguous(inner: affine.ForOp, x: affine.ForOp, accesses: Sequence[Access]) -> bool:
+    """Of the accesses that change with each iteration of `inner` (the traffic), more run
+    along the contiguous dimension with `inner` than with `x`."""
+    moving = [a for a in accesses if inner in a.loops and _varies(a, inner)]
+    return coalescing_score(inner, moving)[0] > coalescing_score(x, moving)[0]
+
+
+def _varies(access: Access, loop: affine.ForOp) -> bool:
+    depth = access.loops.index(loop)
+    return any(
+        index is None or dict(index.terms).get(Dim(depth), 0) != 0 for index in access.indices
+    )
+
+
+def _loops_at(op: Operation) -> list[affine.ForOp]:
+    return [inner for inner in op.walk() if isinstance(inner, affine.ForOp)]
+
+
+def map_per_block(
+    kernel: gpu.FuncOp, dims: Sequence[MappedDim], threads: int, pass_name: str
+) -> int:
+    """The outlined nest's mapped loops run over the blocks, one iteration per block (or a
+    loop over them, uniform in the block), and the body of the innermost one is a region of
+    that block (`map_region`); the number of threads per block."""
+    innermost = max((d.tile for d in dims), key=lambda loop: len(enclosing_loops(loop)))
+    body = body_ops(innermost)
+    ids = insert_ids(kernel.body.block, dims)
+    for dim in sorted(dims, key=lambda d: len(enclosing_loops(d.tile))):
+        map_tile_loop(dim, ids)
+    region = wrap(body)
+    mapped = map_region(kernel, region, threads, pass_name)
+    summary = dict(kernel.attributes[MAPPING].data)  # type: ignore[attr-defined]
+    for dim in sorted(dims, key=lambda d: d.axis):
+        summary[f"block_{dim.axis}"] = StringAttr(_name_of(dim.tile))
+    kernel.attributes[MAPPING] = DictionaryAttr(summary)
+    return mapped
+
+
+def _name_of(loop: affine.ForOp) -> str:
+    attr = loop.attributes.get(LOOP_NAME)
+    return attr.data if isinstance(attr, StringAttr) else "?"

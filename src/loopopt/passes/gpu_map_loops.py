@@ -48,13 +48,14 @@ from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i32
 from xdsl.ir import Operation, SSAValue
 
+from loopopt.analysis.access import collect_accesses
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
-from loopopt.loops.gpu_map import MAPPING, launch_sizes, realize
-from loopopt.loops.gpu_plan import THREADS_PER_BLOCK, register_cap
-from loopopt.loops.gpu_region import map_region, wrap
+from loopopt.loops.gpu_map import MAPPING, MappedDim, constant_trip, launch_sizes, realize
+from loopopt.loops.gpu_plan import AXES, THREADS_PER_BLOCK, register_cap
+from loopopt.loops.gpu_region import inner_work_spreads, map_per_block, map_region, wrap
 from loopopt.loops.nest import functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
 from loopopt.lowering.gpu_to_nvvm import MAX_REGISTERS_ATTR, MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR
@@ -85,8 +86,15 @@ class GpuMapLoopsPass(LoopoptPass):
     where LLVM proves them aligned; array arguments must then be 16-byte aligned, which the
     launch checks)."""
     region_threads: int = 256
-    """Threads of the one block that runs code outside every parallel band (scalar code,
-    recurrences): its parallel loops are spread over them (1: a single thread)."""
+    """Threads of a block that runs region code: code outside every parallel band (scalar code,
+    recurrences; one block), or one iteration of a parallel band (`reductions=block`). Its
+    parallel and reduction loops are spread over them (1: a single thread)."""
+    reductions: str = "auto"
+    """A nest whose parallel loops enclose a reduction (or other loops): `thread` gives each
+    iteration of the parallel loops a thread, the reduction sequential in it; `block` gives each
+    a block whose threads share out its loops (a reduction combined in a tree); `auto` takes
+    `block` where an inner loop reads memory more contiguously than the parallel loop would
+    (matrix-vector products, row sums) and no `block=` is given."""
     func: str | None = None
     """Only this function."""
 
@@ -95,6 +103,11 @@ class GpuMapLoopsPass(LoopoptPass):
             raise LoopoptError(
                 f"{self.name}: region-threads={self.region_threads} is outside "
                 f"1..{THREADS_PER_BLOCK}",
+                op=op,
+            )
+        if self.reductions not in ("auto", "thread", "block"):
+            raise LoopoptError(
+                f"{self.name}: reductions must be auto, thread or block, not '{self.reductions}'",
                 op=op,
             )
         for fn in functions(op, self.func):
@@ -129,6 +142,9 @@ class _Host:
                 self.region(item)
 
     def kernel(self, item: Kernel) -> None:
+        if self.per_block(item):
+            self.block_kernel(item)
+            return
         nest_root, dims = realize(item.plan, self.options.name)
         if any(dim.trip == 0 for dim in dims):
             nest_root.detach()
@@ -141,18 +157,51 @@ class _Host:
             kernel.attributes[POINTER_ALIGN_ATTR] = IntegerAttr(VECTOR_BYTES, i32)
         self.launch_bounds(kernel, math.prod(dim.block for dim in dims))
 
+    def per_block(self, item: Kernel) -> bool:
+        """A block per iteration of the parallel loops (see loops/gpu_region)."""
+        choice = self.options.reductions
+        if choice == "thread" or self.options.block:
+            return False
+        return inner_work_spreads(item.plan, collect_accesses(item.op))
+
+    def block_kernel(self, item: Kernel) -> None:
+        plan = item.plan
+        dims = [
+            MappedDim(AXES[d], c.point, c.point, 1, plan.caps[d], constant_trip(c.point))
+            for d, c in enumerate(plan.chosen)
+        ]
+        if any(dim.trip == 0 for dim in dims):
+            item.op.detach()
+            item.op.erase()
+            return
+        sizes = launch_sizes(dims, item.op)
+        threads = self.options.region_threads
+        block = self.constant(threads, item.op)
+        one = sizes.block[1]
+        kernel, launch = self.outline(item.op, sizes.grid, [block, one, one], sizes.nonempty)
+        mapped = map_per_block(kernel, dims, threads, self.options.name)
+        self.set_threads(launch, block, mapped, one)
+        self.launch_bounds(kernel, mapped)
+
     def region(self, item: Region) -> None:
         loop = wrap(item.ops)
         one = self.constant(1, loop)
         threads = self.constant(self.options.region_threads, loop)
         kernel, launch = self.outline(loop, [one, one, one], [threads, one, one], None)
         mapped = map_region(kernel, loop, self.options.region_threads, self.options.name)
-        if mapped != self.options.region_threads:  # the region runs on one thread
-            launch.operands[list(launch.operands).index(launch.blockSizeX)] = one
-            if not threads.uses:
-                threads.owner.detach()
-                threads.owner.erase()
+        self.set_threads(launch, threads, mapped, one)
         self.launch_bounds(kernel, mapped)
+
+    def set_threads(
+        self, launch: gpu.LaunchFuncOp, threads: SSAValue, mapped: int, one: SSAValue
+    ) -> None:
+        """A region that runs on one thread is launched with one thread per block."""
+        if mapped == self.options.region_threads:
+            return
+        launch.operands[list(launch.operands).index(launch.blockSizeX)] = one
+        if not threads.uses:
+            threads.owner.detach()
+            threads.owner.erase()
 
     def outline(
         self,

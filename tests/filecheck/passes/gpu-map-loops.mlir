@@ -10,6 +10,9 @@
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{max-registers=300}' 2>&1 | filecheck %s --check-prefix=MAXREG
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{region-threads=2048}' 2>&1 | filecheck %s --check-prefix=REGION
 // REGION: error: gpu-map-loops: region-threads=2048 is outside 1..1024
+// RUN: not loopopt-opt %s -p 'gpu-map-loops{reductions=warp}' 2>&1 | filecheck %s --check-prefix=REDUCTIONS
+// REDUCTIONS: error: gpu-map-loops: reductions must be auto, thread or block, not 'warp'
+// RUN: sed -n '/^\/\/ ROW SUMS/,/^\/\/ END OF ROW SUMS/p' %s | loopopt-opt - -p 'gpu-map-loops{reductions=thread}' | filecheck %s --check-prefix=THREAD
 // SIZES: error: gpu-map-loops: block=16,16,16 has 3 sizes but 1 loop(s) are mapped (x=i)
 // MAXREG: error: gpu-map-loops: max-registers=300 is outside 16..255 (the most that blocks of 256 threads allow; use cap)
 // max-registers=cap: what 2 blocks of 256 threads can have (.maxnreg 128 in the PTX).
@@ -330,6 +333,41 @@ func.func @steps(%Y: memref<64xf32>, %Z: memref<64xf32>) {
   } {loopopt.name = "k"}
   return
 }
+
+// -----
+
+// ROW SUMS: the j loop reduces A's rows, contiguous along j, while a thread per row (i, the
+// loop threadIdx.x would get) would read along columns. So each row gets a block: blockIdx.x
+// picks i, its 256 threads share out j (coalesced), combine their sums in a tree, and thread
+// 0 stores. reductions=thread keeps a thread per row (the THREAD prefix).
+// CHECK-LABEL: func.func @rowsums
+// CHECK:         gpu.launch_func @kernels::@rowsums_k0 blocks in (%c300, %c1, %c1) threads in (%c256, %c1, %c1)
+// CHECK:         gpu.func @rowsums_k0
+// CHECK-SAME:      loopopt.mapping = {region = "one block", threads_x = "j", block_x = "i"}
+// CHECK:           %i = affine.apply affine_map<(d0) -> (d0)> (%bx)
+// CHECK:           %s = affine.for %j = affine_map<(d0) -> (d0)>(%tx) to 500 step 256 iter_args
+// CHECK-NEXT:        affine.load %A[%i, %j]
+// CHECK:           } {loopopt.name = "j", loopopt.mapping = "threads x reduction"}
+// CHECK:           %[[TOTAL:.*]] = affine.load %partials[0]
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
+// CHECK:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
+// CHECK-NEXT:        affine.store %[[SUM]], %out[%i]
+// THREAD:        gpu.launch_func @kernels::@rowsums_k0 blocks in (%c2, %c1, %c1) threads in (%c256, %c1, %c1)
+// THREAD:        loopopt.mapping = {block_x = "i_t", thread_x = "i"}
+// THREAD:        } {loopopt.name = "j", loopopt.mapping = "sequential"}
+func.func @rowsums(%A: memref<300x500xf32>, %out: memref<300xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 300 {
+    %s = affine.for %j = 0 to 500 iter_args(%acc = %zero) -> (f32) {
+      %a = affine.load %A[%i, %j] : memref<300x500xf32>
+      %n = arith.addf %acc, %a : f32
+      affine.yield %n : f32
+    } {loopopt.name = "j"}
+    affine.store %s, %out[%i] : memref<300xf32>
+  } {loopopt.name = "i"}
+  return
+}
+// END OF ROW SUMS
 // END OF DEFAULT CASES
 
 // -----
