@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 
 def _python(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     """Run `source` as a script file (the front end reads kernels' source from their file)."""
@@ -48,3 +50,82 @@ def test_integer_division_by_zero_in_a_kernel_is_defined(tmp_path: Path) -> None
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "ok"
+
+
+def test_kernels_named_after_the_libm_functions_they_call(tmp_path: Path) -> None:
+    """`def exp` calling math.exp, `def fmod` with float %: the JIT's symbols are prefixed, so the
+    kernel does not take the place of libm's function (it used to call itself: segfault)."""
+    proc = _python(
+        tmp_path,
+        """
+        import math
+        import numpy as np, loopopt
+
+        @loopopt.kernel
+        def exp(A):
+            for i in range(A.shape[0]):
+                A[i] = math.exp(A[i])
+
+        @loopopt.kernel
+        def fmod(A, B):
+            for i in range(A.shape[0]):
+                A[i] = A[i] % B[i]
+
+        A = np.arange(8, dtype=np.float64)
+        exp(A, target="cpu")
+        assert np.allclose(A, np.exp(np.arange(8))), A
+        A, B = np.arange(8, dtype=np.float64) - 3.5, np.full(8, 3.0)
+        expected = A % B
+        fmod(A, B, target="cpu")
+        assert np.array_equal(A, expected), A
+        print("ok")
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "ok"
+
+
+EXPF = """func.func @expf(%A: memref<8xf32>) {
+  affine.for %i = 0 to 8 {
+    %v = affine.load %A[%i] : memref<8xf32>
+    %e = math.exp %v : f32
+    affine.store %e, %A[%i] : memref<8xf32>
+  }
+  return
+}
+"""
+MALLOC = """func.func @malloc(%A: memref<8xf32>) {
+  %B = memref.alloc() : memref<8xf32>
+  affine.for %i = 0 to 8 {
+    %v = affine.load %A[%i] : memref<8xf32>
+    affine.store %v, %B[%i] : memref<8xf32>
+  }
+  func.call @expf(%B) : (memref<8xf32>) -> ()
+  affine.for %i = 0 to 8 {
+    %v = affine.load %B[%i] : memref<8xf32>
+    affine.store %v, %A[%i] : memref<8xf32>
+  }
+  memref.dealloc %B : memref<8xf32>
+  return
+}
+"""
+
+
+@pytest.mark.parametrize(("text", "func"), [(EXPF, "expf"), (MALLOC + EXPF, "malloc")])
+def test_loopopt_run_of_functions_named_after_c_library_functions(
+    tmp_path: Path, text: str, func: str
+) -> None:
+    """`@expf` (math.exp f32 lowers to a call of expf) and `@malloc` (memref.alloc calls malloc;
+    its call of @expf must reach the user's function, renamed too)."""
+    src = tmp_path / "libm.mlir"
+    src.write_text(text)
+    proc = subprocess.run(
+        [sys.executable, "-m", "loopopt.tools.loopopt_cli", "run", str(src), "--func", func]
+        + ["--target", "cpu", "-p", "", "--repeat", "1"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "matches the original" in proc.stdout
