@@ -11,9 +11,125 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import loopopt
+from loopopt.diagnostics import LoopoptError
+from loopopt.tools import loopopt_cli, loopopt_opt
+
+GOOD = """func.func @f(%A: memref<8xf32>) {
+  affine.for %i = 0 to 8 {
+    %v = affine.load %A[%i] : memref<8xf32>
+    affine.store %v, %A[%i] : memref<8xf32>
+  }
+  return
+}
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    """A bad input: the command line (`in.mlir` is `text`; `-o out.mlir` is added for
+    loopopt-opt), the exit code, where the one diagnostic line starts and what it says."""
+
+    argv: tuple[str, ...]
+    where: str
+    says: str
+    text: str | bytes = GOOD
+    code: int = 1
+
+
+PIPELINE_ERRORS = {
+    "unclosed-options": ("loop-tile{tile-sizes=32", "<pipeline>:1:24: ", "expected either a space"),
+    "stray-brace": ("loop-tile}", "<pipeline>:1:10: ", "expected a comma or pass arguments"),
+    "empty-element": ("loop-name,,loop-name", "<pipeline>:1:11: ", "expected pass name"),
+    "leading-comma": (",loop-name", "<pipeline>:1:1: ", "expected pass name"),
+    "trailing-comma": ("loop-name,", "<pipeline>:1:10: ", "trailing comma"),
+    "empty-value": ("loop-tile{tile-sizes=}", "<pipeline>:1:22: ", "unknown argument value"),
+    "nested": ("builtin.module(loop-name)", "<pipeline>:1:8: ", "nested pipelines"),
+    "unknown-pass": ("loop-nam", "<pipeline>:1:1: ", "did you mean 'loop-name'"),
+    "bad-value": ("loop-name,loop-tile{tile-sizes=a}", "<pipeline>:1:11: ", "loop-tile:"),
+    "negative-top": ("auto-schedule{top=-1}", "<pipeline>:1:1: ", "top must be >= 0, got -1"),
+}
+
+OPT_CASES = {
+    "unknown-emit": Case(("in.mlir", "--emit", "x"), "loopopt-opt: ", "--emit", code=2),
+    **{
+        f"pipeline-{name}": Case(("in.mlir", "-p", pipeline), where, says)
+        for name, (pipeline, where, says) in PIPELINE_ERRORS.items()
+    },
+}
+
+RUN_CASES = {
+    "pipeline": Case(
+        ("run", "in.mlir", "--target", "cpu", "-p", "loop-name,"),
+        "<pipeline>:1:10: ",
+        "trailing comma",
+    ),
+}
+
+
+def _check(case: Case, code: int, stderr: str, out: Path | None = None) -> None:
+    assert code == case.code, stderr
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    if case.code == 1:
+        assert len(lines) == 1, stderr
+    assert lines[-1].startswith(f"{case.where}error: "), lines[-1]
+    assert case.says in lines[-1], lines[-1]
+    assert out is None or not out.exists()
+
+
+@pytest.mark.parametrize("case", OPT_CASES.values(), ids=OPT_CASES.keys())
+def test_loopopt_opt(
+    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = case.text if isinstance(case.text, bytes) else case.text.encode()
+    (tmp_path / "in.mlir").write_bytes(text)
+    try:
+        code = loopopt_opt.run([*case.argv, "-o", "out.mlir"])
+    except SystemExit as e:  # argparse
+        code = int(e.code or 0)
+    _check(case, code, capsys.readouterr().err, tmp_path / "out.mlir")
+
+
+@pytest.mark.parametrize("case", RUN_CASES.values(), ids=RUN_CASES.keys())
+def test_loopopt_run(
+    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = case.text if isinstance(case.text, bytes) else case.text.encode()
+    (tmp_path / "in.mlir").write_bytes(text)
+    with pytest.raises(SystemExit) as exit:
+        loopopt_cli.main(list(case.argv))
+    _check(case, int(exit.value.code or 0), capsys.readouterr().err)
+
+
+@loopopt.kernel
+def scale(A, B):
+    for i in range(A.shape[0]):
+        B[i] = 2.0 * A[i]
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "where", "says"), PIPELINE_ERRORS.values(), ids=PIPELINE_ERRORS.keys()
+)
+def test_schedule_errors_in_python(pipeline: str, where: str, says: str) -> None:
+    """`schedule="..."`: a LoopoptError (never xDSL's exception); the arrays are unchanged."""
+    A, B = np.arange(4, dtype=np.float32), np.full(4, 7.0, np.float32)
+    with pytest.raises(LoopoptError) as error:
+        scale(A, B, schedule=pipeline, target="cpu")
+    assert error.value.one_line().startswith(f"{where}error: ")
+    assert says in error.value.message
+    np.testing.assert_array_equal(A, np.arange(4, dtype=np.float32))
+    np.testing.assert_array_equal(B, np.full(4, 7.0, np.float32))
+    with pytest.raises(LoopoptError):
+        loopopt.compile(GOOD, "f", pipeline=pipeline, target="cpu")
 
 
 def _python(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:

@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from loopopt.context import make_context, parse_chunk, verify_ir
 from loopopt.diagnostics import LoopoptError
+from loopopt.pass_pipeline import parse_pipeline
 from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
 from loopopt.universe import all_passes
 
@@ -131,13 +132,10 @@ def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
 class Driver:
     """Runs one invocation: parse each chunk, apply the pipeline, print."""
 
-    def __init__(self, args: argparse.Namespace, passes: dict[str, Callable[[], type[ModulePass]]]):
+    def __init__(self, args: argparse.Namespace):
         self.args = args
         self.ctx = make_context()
-        try:
-            self.pipeline = PassPipeline.parse_spec(passes, args.passes, self._between_passes)
-        except (ValueError, TypeError) as e:
-            raise LoopoptError(f"invalid pass pipeline '{args.passes}': {e}") from None
+        self.pipeline = PassPipeline(tuple(parse_pipeline(args.passes)), self._between_passes)
 
     def _between_passes(
         self, previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
@@ -180,8 +178,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     passes = all_passes()
     args = build_arg_parser(passes).parse_args(argv)
     try:
+        driver = Driver(args)
         text, name = _read_input(args.input)
-        driver = Driver(args, passes)
     except LoopoptError as e:
         print(e.one_line(), file=sys.stderr)
         return 1
