@@ -8,6 +8,7 @@ cases that used to kill the interpreter (SIGFPE, segfaults) run in child process
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -25,6 +26,17 @@ GOOD = """func.func @f(%A: memref<8xf32>) {
   affine.for %i = 0 to 8 {
     %v = affine.load %A[%i] : memref<8xf32>
     affine.store %v, %A[%i] : memref<8xf32>
+  }
+  return
+}
+"""
+NOT_UTF8 = b"func.func @f() {\xff\xfe}\n"
+SEMI_AFFINE = """func.func @f(%A: memref<64xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      %v = affine.load %A[%i * %j] : memref<64xf32>
+      affine.store %v, %A[%i + %j] : memref<64xf32>
+    }
   }
   return
 }
@@ -57,6 +69,8 @@ PIPELINE_ERRORS = {
 }
 
 OPT_CASES = {
+    "not-utf8": Case(("in.mlir",), "in.mlir:1:17: ", "not valid UTF-8 (byte 0xff)", NOT_UTF8),
+    "semi-affine": Case(("in.mlir",), "in.mlir:4:34: ", "semi-affine expression", SEMI_AFFINE),
     "unknown-emit": Case(("in.mlir", "--emit", "x"), "loopopt-opt: ", "--emit", code=2),
     **{
         f"pipeline-{name}": Case(("in.mlir", "-p", pipeline), where, says)
@@ -65,6 +79,9 @@ OPT_CASES = {
 }
 
 RUN_CASES = {
+    "not-utf8": Case(("run", "in.mlir"), "in.mlir:1:17: ", "not valid UTF-8", NOT_UTF8),
+    "semi-affine": Case(("run", "in.mlir"), "in.mlir:4:34: ", "semi-affine", SEMI_AFFINE),
+    "repeat-0": Case(("run", "--repeat", "0"), "loopopt run: ", "at least 1", code=2),
     "pipeline": Case(
         ("run", "in.mlir", "--target", "cpu", "-p", "loop-name,"),
         "<pipeline>:1:10: ",
@@ -108,6 +125,34 @@ def test_loopopt_run(
     with pytest.raises(SystemExit) as exit:
         loopopt_cli.main(list(case.argv))
     _check(case, int(exit.value.code or 0), capsys.readouterr().err)
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    """A pipe with `data` on stdin, as `cat in.mlir | loopopt-opt` gives."""
+    read, write = os.pipe()
+    os.write(write, data)
+    os.close(write)
+    monkeypatch.setattr(sys, "stdin", os.fdopen(read))
+
+
+def test_empty_stdin_is_an_empty_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mlir-opt bad.mlir | loopopt-opt` must not compile the bundled example instead."""
+    _stdin(monkeypatch, b"")
+    out = tmp_path / "out.mlir"
+    assert loopopt_opt.run(["-p", "loop-name", "-o", str(out)]) == 0, capsys.readouterr().err
+    assert out.read_text() == "builtin.module {\n}\n"
+
+
+def test_not_utf8_on_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _stdin(monkeypatch, NOT_UTF8)
+    out = tmp_path / "out.mlir"
+    code = loopopt_opt.run(["-o", str(out)])
+    case = Case((), "<stdin>:1:17: ", "not valid UTF-8")
+    _check(case, code, capsys.readouterr().err, out)
 
 
 @loopopt.kernel

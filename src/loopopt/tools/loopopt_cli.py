@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.runtime.cpu import numpy_dtype
+from loopopt.tools.inputs import read_file
 
 if TYPE_CHECKING:
     from loopopt.schedule.tune import TuneResult
@@ -45,8 +46,7 @@ GPU_PIPELINE = (
 CPU_PIPELINE = "loop-tile{tile-sizes=32,32,8},loop-unroll{unroll-factor=4 loop=k}"
 
 
-def _arguments(text: str, name: str, func_name: str | None) -> tuple[str, list[np.ndarray]]:
-    module = parse_module(text, name)
+def _arguments(module: ModuleOp, func_name: str | None) -> tuple[str, list[np.ndarray]]:
     funcs = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
     chosen = [f for f in funcs if func_name in (None, f.sym_name.data)]
     if not chosen:
@@ -84,8 +84,9 @@ def run_command(args: argparse.Namespace) -> int:
         text = resources.files("loopopt.examples").joinpath(DEFAULT_EXAMPLE).read_text()
         name = DEFAULT_EXAMPLE
     else:
-        text, name = _read(args.file), args.file
-    func_name, inputs = _arguments(text, name, args.func)
+        text, name = read_file(args.file), args.file
+    module = parse_module(text, name)  # diagnostics point into the file
+    func_name, inputs = _arguments(module, args.func)
     target = args.target
     if target == "auto":
         from loopopt.runtime import cuda
@@ -93,14 +94,18 @@ def run_command(args: argparse.Namespace) -> int:
         target = "gpu" if cuda.available() else "cpu"
     default = GPU_PIPELINE if target == "gpu" else CPU_PIPELINE
     pipeline = args.passes if args.passes is not None else default
-    kern = loopopt.compile(text, func_name, pipeline=pipeline, target=target)
+    kern = loopopt.compile(module, func_name, pipeline=pipeline, target=target)
     reference = [a.copy() for a in inputs]
-    loopopt.compile(text, func_name, target="cpu")(*reference)
+    loopopt.compile(module, func_name, target="cpu")(*reference)
     got = [a.copy() for a in inputs]
     kern(*got)
-    worst = max(
-        float(np.linalg.norm((g - r).astype(np.float64)) / max(np.linalg.norm(r), 1e-30))
-        for g, r in zip(got, reference, strict=True)
+    worst = (
+        max(
+            float(np.linalg.norm((g - r).astype(np.float64)) / max(np.linalg.norm(r), 1e-30))
+            for g, r in zip(got, reference, strict=True)
+        )
+        if inputs
+        else 0.0
     )
     if kern.target == "gpu":
         from loopopt.runtime import cuda
@@ -118,14 +123,6 @@ def run_command(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError as e:
-        raise LoopoptError(f"cannot read input: {e.strerror}", location=path) from None
-
-
 def tune_command(args: argparse.Namespace) -> int:
     from loopopt.context import parse_module
     from loopopt.schedule.cost_model import predict
@@ -134,7 +131,7 @@ def tune_command(args: argparse.Namespace) -> int:
     from loopopt.schedule.summary import summarize_module
     from loopopt.schedule.tune import CpuTimer, GpuTimer, tune
 
-    text = _read(args.file)
+    text = read_file(args.file)
     summary = summarize_module(parse_module(text, args.file), args.func)
     target = args.target
     gpu = current_device() if target in ("auto", "gpu") else None
@@ -222,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.add_argument("--func", default=None, help="function to run (default: the first)")
     run.add_argument("-p", "--passes", default=None, help="pipeline (default: a tiled schedule)")
     run.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
-    run.add_argument("--repeat", type=int, default=10)
+    run.add_argument("--repeat", type=_positive, default=10, help="timed runs (default 10)")
     tune = commands.add_parser("tune", help="measure the cost model's top schedules, keep the best")
     tune.add_argument("file", help="MLIR file with the loop nest")
     tune.add_argument("--func", default=None, help="function to tune (default: the only one)")

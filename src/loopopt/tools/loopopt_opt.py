@@ -4,7 +4,9 @@
                 [--print-ir-after-all] [--emit mlir|llvm|ptx] [--gpu-arch sm_80|sm_89|sm_90]
 
 Errors are one line (`file:line:col: error: ...`) on stderr, exit code 1, and no `-o` file is
-written unless the whole run succeeded. With no FILE, the bundled matmul example is compiled.
+written unless the whole run succeeded. With no FILE, piped stdin is read (empty input is an
+empty module, as in mlir-opt); with nothing piped in (a terminal, /dev/null), the bundled matmul
+example is compiled.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from loopopt.context import make_context, parse_chunk, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.pass_pipeline import parse_pipeline
 from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
+from loopopt.tools.inputs import STDIN, read_file, read_stdin, stdin_is_piped
 from loopopt.universe import all_passes
 
 DEFAULT_EXAMPLE = "matmul.mlir"
@@ -51,7 +54,8 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
     parser = argparse.ArgumentParser(
         prog="loopopt-opt",
         description="loopopt's loop-nest optimizer: reads MLIR, runs a pass pipeline, writes MLIR "
-        "or LLVM IR. With no FILE and nothing piped in, compiles the bundled matmul example.",
+        "or LLVM IR. With no FILE, reads piped stdin; with nothing piped in, compiles the bundled "
+        "matmul example.",
         epilog=_pass_help(passes),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -100,22 +104,14 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
 
 
 def _read_input(path: str | None) -> tuple[str, str]:
-    """The input text and its name: FILE, '-' (stdin), or with no FILE, piped stdin if there is
-    any, else the bundled example."""
-    if path is None and not sys.stdin.isatty():
-        text = sys.stdin.read()
-        if text.strip():
-            return text, "<stdin>"
-    if path is None:
+    """The input text and its name: FILE, '-' (stdin), or with no FILE, piped stdin (even when
+    empty: an empty module), else the bundled example."""
+    if path is None and not stdin_is_piped():
         text = resources.files("loopopt.examples").joinpath(DEFAULT_EXAMPLE).read_text()
         return text, DEFAULT_EXAMPLE
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    try:
-        with open(path) as f:
-            return f.read(), path
-    except OSError as e:
-        raise LoopoptError(f"cannot read input: {e.strerror}", location=path) from None
+    if path is None or path == "-":
+        return read_stdin(), STDIN
+    return read_file(path), path
 
 
 def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
