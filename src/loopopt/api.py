@@ -24,7 +24,7 @@ from xdsl.passes import ModulePass
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.pass_pipeline import parse_pipeline
+from loopopt.pass_pipeline import apply_passes, parse_pipeline
 from loopopt.universe import all_passes
 
 Target = Literal["gpu", "cpu", "auto"]
@@ -76,9 +76,11 @@ def compile(
 
 
 def _apply(ctx: Context, module: ModuleOp, passes: list[ModulePass]) -> None:
-    for p in passes:
-        p.apply(ctx, module)
-        verify_ir(module, f"{p.name} produced invalid IR")
+    apply_passes(ctx, module, passes, _verify_after)
+
+
+def _verify_after(p: ModulePass, module: ModuleOp) -> None:
+    verify_ir(module, f"{p.name} produced invalid IR")
 
 
 def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> Any:

@@ -1,6 +1,7 @@
-"""Pass pipelines as text → pass objects, with loopopt's diagnostics.
+"""Pass pipelines as text → pass objects, and applying them, with loopopt's diagnostics.
 
     passes = parse_pipeline("loop-tile{tile-sizes=32,32},loop-unroll")
+    apply_passes(ctx, module, passes)
 
 The syntax is MLIR's (`a{opt=v},b`), read by xDSL's parser. Every problem with the text is a
 `LoopoptError` located in it (`<pipeline>:1:24: error: invalid pass pipeline '…': …`), never
@@ -16,13 +17,16 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable, Sequence
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, PipelineLexer, SpecTokenKind
 from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from loopopt.diagnostics import LoopoptError
+from loopopt.diagnostics import LoopoptError, in_stage
 
 LOCATION = "<pipeline>"
 """The file name of locations in pipeline text."""
@@ -49,6 +53,22 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
             detail = e.message if isinstance(e, LoopoptError) else _first_line(e)
             raise _error(spec, offset, f"{arg_spec.name}: {detail}") from None
     return passes
+
+
+def apply_passes(
+    ctx: Context,
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    after: Callable[[ModulePass, ModuleOp], None] | None = None,
+) -> None:
+    """Apply `passes` in order, calling `after(p, module)` after each (verification, printing).
+    An exception that is not a diagnostic carries a note naming the pass (see
+    `diagnostics.internal_error`)."""
+    for p in passes:
+        with in_stage(p.name):
+            p.apply(ctx, module)
+        if after is not None:
+            after(p, module)
 
 
 def _parse(spec: str) -> list[tuple[ArgSpec, int]]:

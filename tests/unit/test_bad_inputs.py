@@ -17,9 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects import affine
+from xdsl.dialects.builtin import ModuleOp
 
 import loopopt
 from loopopt.diagnostics import LoopoptError
+from loopopt.passes.loop_name import LoopNamePass
 from loopopt.tools import loopopt_cli, loopopt_opt
 
 GOOD = """func.func @f(%A: memref<8xf32>) {
@@ -153,6 +157,40 @@ def test_not_utf8_on_stdin(
     code = loopopt_opt.run(["-o", str(out)])
     case = Case((), "<stdin>:1:17: ", "not valid UTF-8")
     _check(case, code, capsys.readouterr().err, out)
+
+
+def _crash_at_first_loop(self: LoopNamePass, ctx: Context, module: ModuleOp) -> None:
+    for op in module.walk():
+        if isinstance(op, affine.ForOp):
+            raise KeyError("missing")
+
+
+def test_internal_error_names_the_pass_and_the_location(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bug in a pass: one line with the pass and the op it was working on, in both CLIs."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(LoopNamePass, "apply", _crash_at_first_loop)
+    (tmp_path / "in.mlir").write_text(GOOD)
+    case = Case((), "in.mlir:2:3: ", "internal error in loop-name (KeyError): 'missing'")
+    code = loopopt_opt.run(["in.mlir", "-p", "loop-mark-parallel,loop-name", "-o", "out.mlir"])
+    _check(case, code, capsys.readouterr().err, tmp_path / "out.mlir")
+    with pytest.raises(SystemExit) as exit:
+        loopopt_cli.main(["run", "in.mlir", "--target", "cpu", "-p", "loop-name"])
+    _check(case, int(exit.value.code or 0), capsys.readouterr().err)
+
+
+def test_loopopt_run_of_a_function_without_arguments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing to compare: it matches (the comparison used to fail in max() of nothing)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.mlir").write_text("func.func @f() {\n  return\n}\n")
+    with pytest.raises(SystemExit) as exit:
+        loopopt_cli.main(["run", "in.mlir", "--target", "cpu", "-p", "", "--repeat", "1"])
+    captured = capsys.readouterr()
+    assert exit.value.code == 0, captured.err
+    assert "matches the original" in captured.out
 
 
 @loopopt.kernel

@@ -14,7 +14,8 @@ prints a table of the K fastest (rank by the model, predicted and measured time,
 schedule); `--output` gets the winner's pipeline (`loopopt-opt FILE -p "$(cat FILE)"` replays
 it). `--target cpu` measures on the host with the CPU stand-in timer.
 
-Exit 1 on a mismatch or an error (one line, as `loopopt-opt` reports them).
+Exit 1 on a mismatch or an error (one line, as `loopopt-opt` reports them; an internal error
+names the pass and the location, `--debug` adds the traceback).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import statistics
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -32,7 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from loopopt.context import parse_module
-from loopopt.diagnostics import LoopoptError
+from loopopt.diagnostics import LoopoptError, internal_error
 from loopopt.runtime.cpu import numpy_dtype
 from loopopt.tools.inputs import read_file
 
@@ -220,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.add_argument("-p", "--passes", default=None, help="pipeline (default: a tiled schedule)")
     run.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
     run.add_argument("--repeat", type=_positive, default=10, help="timed runs (default 10)")
+    run.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     tune = commands.add_parser("tune", help="measure the cost model's top schedules, keep the best")
     tune.add_argument("file", help="MLIR file with the loop nest")
     tune.add_argument("--func", default=None, help="function to tune (default: the only one)")
@@ -231,13 +234,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     tune.add_argument("--top", type=_positive, default=10, help="table rows (default 10)")
     tune.add_argument("--jobs", type=int, default=None, help="build processes (0: none)")
     tune.add_argument("--timeout", type=float, default=120.0, help="seconds per candidate")
+    tune.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     args = parser.parse_args(argv)
     command = run_command if args.command == "run" else tune_command
     try:
-        sys.exit(command(args))
+        code = command(args)
     except LoopoptError as e:
         print(e.one_line(), file=sys.stderr)
-        sys.exit(1)
+        code = 1
+    except Exception as e:  # an internal error is still reported as a diagnostic
+        if args.debug:
+            traceback.print_exception(e)
+        location = args.file or DEFAULT_EXAMPLE
+        print(internal_error(e, location=location).one_line(), file=sys.stderr)
+        code = 1
+    sys.exit(code)
 
 
 if __name__ == "__main__":

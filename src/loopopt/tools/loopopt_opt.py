@@ -4,9 +4,10 @@
                 [--print-ir-after-all] [--emit mlir|llvm|ptx] [--gpu-arch sm_80|sm_89|sm_90]
 
 Errors are one line (`file:line:col: error: ...`) on stderr, exit code 1, and no `-o` file is
-written unless the whole run succeeded. With no FILE, piped stdin is read (empty input is an
-empty module, as in mlir-opt); with nothing piped in (a terminal, /dev/null), the bundled matmul
-example is compiled.
+written unless the whole run succeeded; an internal error (a bug) is one line too, naming the
+pass and the location it was working on (`--debug` adds the traceback). With no FILE, piped
+stdin is read (empty input is an empty module, as in mlir-opt); with nothing piped in (a
+terminal, /dev/null), the bundled matmul example is compiled.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from importlib import resources
 from io import StringIO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException
 
 from loopopt.context import make_context, parse_chunk, verify_ir
-from loopopt.diagnostics import LoopoptError
-from loopopt.pass_pipeline import parse_pipeline
+from loopopt.diagnostics import LoopoptError, in_stage, internal_error
+from loopopt.pass_pipeline import apply_passes, parse_pipeline
 from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
 from loopopt.tools.inputs import STDIN, read_file, read_stdin, stdin_is_piped
 from loopopt.universe import all_passes
@@ -131,13 +132,9 @@ class Driver:
     def __init__(self, args: argparse.Namespace):
         self.args = args
         self.ctx = make_context()
-        self.pipeline = PassPipeline(tuple(parse_pipeline(args.passes)), self._between_passes)
+        self.passes = parse_pipeline(args.passes)
 
-    def _between_passes(
-        self, previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
-    ) -> None:
-        if previous is None:
-            return
+    def _after_pass(self, previous: ModulePass, module: ModuleOp) -> None:
         verify_ir(module, f"{previous.name} produced invalid IR")
         if self.args.print_ir_after_all:
             sys.stderr.write(f"// -----// IR Dump After {previous.name} //----- //\n")
@@ -145,8 +142,13 @@ class Driver:
             sys.stderr.write("\n\n")
 
     def process(self, text: str, name: str, line_offset: int) -> str:
-        module = parse_chunk(self.ctx, text, name, line_offset)
-        self.pipeline.apply(self.ctx, module)
+        with in_stage("parsing"):
+            module = parse_chunk(self.ctx, text, name, line_offset)
+        apply_passes(self.ctx, module, self.passes, self._after_pass)
+        with in_stage(f"--emit {self.args.emit}"):
+            return self.emit(module)
+
+    def emit(self, module: ModuleOp) -> str:
         if self.args.emit == "ptx":
             from loopopt.backend.ptx import module_to_ptx
 
@@ -163,11 +165,11 @@ class Driver:
         return out.getvalue()
 
 
-def _internal_error(e: BaseException, debug: bool) -> str:
+def _internal_error(e: Exception, name: str | None, debug: bool) -> str:
+    """One line for a bug: the pass, the location it was working on (else the input's name)."""
     if debug:
         traceback.print_exception(e)
-    detail = str(e).strip().splitlines()
-    return f"error: internal error ({type(e).__name__}): {detail[0] if detail else ''}"
+    return internal_error(e, location=name).one_line()
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -178,6 +180,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         text, name = _read_input(args.input)
     except LoopoptError as e:
         print(e.one_line(), file=sys.stderr)
+        return 1
+    except Exception as e:  # an internal error is still reported as a diagnostic
+        print(_internal_error(e, args.input, args.debug), file=sys.stderr)
         return 1
 
     outputs: list[str] = []
@@ -198,7 +203,7 @@ def run(argv: Sequence[str] | None = None) -> int:
                 print(f"{name}: error: {emitted[-1][1]}", file=sys.stderr)
                 return 1
         except Exception as e:  # an internal error is still reported as a diagnostic
-            print(_internal_error(e, args.debug), file=sys.stderr)
+            print(_internal_error(e, name, args.debug), file=sys.stderr)
             return 1
         if args.verify_diagnostics:
             problems = check_expected_diagnostics(expected, emitted, name)
