@@ -19,11 +19,12 @@ from typing import Any, Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.pass_pipeline import apply_passes, parse_pipeline
 from loopopt.universe import all_passes
 
 Target = Literal["gpu", "cpu", "auto"]
@@ -68,23 +69,18 @@ def compile(
         if isinstance(module_or_text, str)
         else module_or_text.clone()
     )
-    passes = _passes(pipeline)
+    passes = parse_pipeline(pipeline)
     if target == "cpu":
         return Compiled("cpu", _compile_cpu(ctx, module, func, passes))
     return Compiled("gpu", _compile_gpu(ctx, module, func, passes, arch))
 
 
-def _passes(pipeline: str) -> list[ModulePass]:
-    try:
-        return list(PassPipeline.parse_spec(all_passes(), pipeline).passes)
-    except (ValueError, TypeError) as e:
-        raise LoopoptError(f"invalid pass pipeline '{pipeline}': {e}") from None
-
-
 def _apply(ctx: Context, module: ModuleOp, passes: list[ModulePass]) -> None:
-    for p in passes:
-        p.apply(ctx, module)
-        verify_ir(module, f"{p.name} produced invalid IR")
+    apply_passes(ctx, module, passes, _verify_after)
+
+
+def _verify_after(p: ModulePass, module: ModuleOp) -> None:
+    verify_ir(module, f"{p.name} produced invalid IR")
 
 
 def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> Any:

@@ -70,6 +70,17 @@ class LocatingParser(Parser):
             return ModuleOp([])
         return super().parse_module(allow_implicit_module)
 
+    def _unsupported(self, e: NotImplementedError) -> ParseError:
+        """What xDSL cannot represent, at the token after it (the end of the expression)."""
+        if "semi-affine" in str(e):
+            message = (
+                "semi-affine expression: affine maps can multiply, divide and take the remainder "
+                "by constants only (compute the index with arith ops and use memref.load/store)"
+            )
+        else:
+            message = f"not supported: {_first_line(e)}"
+        return ParseError(self._current_token.span, message)
+
     def pos_location(self) -> str:
         """`name:line:col` of the parser's current position."""
         loc = self._current_token.span.get_location()
@@ -81,6 +92,8 @@ class LocatingParser(Parser):
             op = super().parse_operation()
         except ParseError as e:
             raise self._at_op_name(e) from None
+        except NotImplementedError as e:  # xDSL's affine expressions: semi-affine products
+            raise self._unsupported(e) from None
         if isinstance(op.location, UnknownLoc):
             line = self._text.count("\n", 0, start) + 1 + self._line_offset
             column = start - (self._text.rfind("\n", 0, start) + 1) + 1

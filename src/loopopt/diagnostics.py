@@ -2,11 +2,17 @@
 
 A `LoopoptError` is a user-facing, one-line message with an optional source location. The CLI
 prints it as ``LOCATION: error: MESSAGE`` and exits 1; library users catch it like any exception.
+Any other exception is a bug: the CLIs report it with `internal_error`, in one line that names
+the pass (noted by `in_stage`) and the location of the op it was working on.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, NameLoc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -45,3 +51,53 @@ class LoopoptError(DiagnosticException):
 
 class IllegalTransformError(LoopoptError):
     """A transformation refused because it would reverse a dependence."""
+
+
+STAGE_NOTE = "loopopt: raised in "
+"""Prefix of the note `in_stage` adds to an exception."""
+
+
+@contextmanager
+def in_stage(stage: str) -> Iterator[None]:
+    """Add a note naming `stage` (a pass, `parsing`, `--emit ptx`) to an exception raised inside
+    that is not a diagnostic, so that `internal_error` can say where it came from. The innermost
+    stage is noted first."""
+    try:
+        yield
+    except DiagnosticException:
+        raise
+    except Exception as e:
+        e.add_note(f"{STAGE_NOTE}{stage}")
+        raise
+
+
+def internal_error(e: BaseException, location: str | None = None) -> LoopoptError:
+    """An unexpected exception as one diagnostic line:
+    `LOC: error: internal error in PASS (KeyError): 'x'`. LOC is the location of the innermost op
+    that the failing code was working on (an `Operation` among the locals of its traceback's
+    frames, innermost first; `op` before the others), else `location`; PASS is the innermost
+    stage `in_stage` noted."""
+    notes = [n for n in getattr(e, "__notes__", []) if n.startswith(STAGE_NOTE)]
+    stage = f" in {notes[0].removeprefix(STAGE_NOTE)}" if notes else ""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    detail = f": {lines[0]}" if lines else ""
+    message = f"internal error{stage} ({type(e).__name__}){detail}"
+    return LoopoptError(message, location=_traceback_location(e) or location)
+
+
+def _traceback_location(e: BaseException) -> str | None:
+    frames: list[FrameType] = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        values = frame.f_locals
+        ops = [values["op"]] if isinstance(values.get("op"), Operation) else []
+        ops += [v for v in values.values() if isinstance(v, Operation)]
+        for op in ops:
+            if not isinstance(op, ModuleOp):
+                location = op_location(op)
+                if location is not None:
+                    return location
+    return None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -234,6 +237,61 @@ def test_binary_int_ops_with_negative_values(op: str, dtype: str) -> None:
     z = np.zeros_like(x)
     run_function(BINARY.replace("OP", op).replace("T", dtype), "f", [x, y, z])
     np.testing.assert_array_equal(z, INT_BINARY[op](x, y))
+
+
+DIVISIONS = ["divsi", "remsi", "floordivsi", "ceildivsi", "divui", "remui", "ceildivui"]
+DIVIDENDS = [-7, 7, 0, "MIN", "MIN", "MIN", 9, -9, 9]
+DIVISORS = [0, 0, 0, 0, -1, 1, 2, 2, -2]
+DIVIDE_IN_A_CHILD = f"""
+import json, sys
+import numpy as np
+from loopopt.runtime.cpu import run_function
+text, out = {BINARY!r}.replace("9x", "DIVIDENDSx").replace("to 9", "to DIVIDENDS"), {{}}
+for op in sys.argv[1:]:
+    for t, dtype in (("i32", np.int32), ("i64", np.int64)):
+        low = int(np.iinfo(dtype).min)
+        x = np.array([low if v == "MIN" else v for v in {DIVIDENDS!r}], dtype)
+        y, z = np.array({DIVISORS!r}, dtype), np.zeros({len(DIVIDENDS)}, dtype)
+        kernel = text.replace("OP", "arith." + op).replace("T", t)
+        run_function(kernel.replace("DIVIDENDS", str(len(x))), "f", [x, y, z])
+        out[op + ":" + t] = z.tolist()
+print(json.dumps(out))
+"""
+
+
+def _divided(op: str, x: int, y: int, bits: int) -> int:
+    """What `x op y` gives after lowering: x / 0 is 0, x % 0 is x, overflow wraps."""
+    if op.endswith("ui"):
+        x, y = x % (1 << bits), y % (1 << bits)
+    truncated = 0 if y == 0 else abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+    if op.startswith("rem"):
+        exact = x - truncated * y
+    elif y != 0 and op.startswith("floor"):
+        exact = x // y
+    elif y != 0 and op.startswith("ceil"):
+        exact = -(-x // y)
+    else:
+        exact = truncated
+    half = 1 << (bits - 1)
+    return (exact + half) % (1 << bits) - half
+
+
+def test_integer_division_is_defined_for_every_divisor() -> None:
+    """By zero (and MIN / -1) the hardware would trap (SIGFPE on x86): run in a child process."""
+    proc = subprocess.run(
+        [sys.executable, "-c", DIVIDE_IN_A_CHILD, *DIVISIONS],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout)
+    for op in DIVISIONS:
+        for t, bits in (("i32", 32), ("i64", 64)):
+            low = -(1 << (bits - 1))
+            xs = [low if v == "MIN" else int(v) for v in DIVIDENDS]
+            expected = [_divided(op, x, y, bits) for x, y in zip(xs, DIVISORS, strict=True)]
+            assert got[f"{op}:{t}"] == expected, (op, t)
 
 
 def test_fma_select_compare_and_casts() -> None:

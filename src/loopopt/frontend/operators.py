@@ -8,7 +8,8 @@
 
 Types follow NumPy 2 (see types.py); integer // and % round toward -inf and float % takes the
 divisor's sign, as in Python. Division by zero and integer overflow are not checked (Python
-raises or grows; the compiled code gives what the hardware gives).
+raises or grows): integer x // 0 is 0 and x % 0 is x (lowering/arith_to_llvm.py defines them),
+other integer overflow wraps, and float division by zero gives IEEE infinities and NaNs.
 """
 
 from __future__ import annotations

@@ -1,8 +1,14 @@
 """Lower arith ops to the llvm dialect (index is i64; float ops keep strict IEEE semantics).
 
 Before:  %q = arith.floordivsi %a, %b : index
-After:   %d = llvm.sdiv %a, %b : i64   %r = llvm.srem %a, %b : i64   ... (round toward -inf)
-         %q = llvm.select %fix, %d1, %d : i1, i64
+After:   %z = llvm.icmp "eq" %b, %c0 : i64   ... %s = llvm.select %bad, %c1, %b : i1, i64
+         %d = llvm.sdiv %a, %s : i64   %r = llvm.srem %a, %s : i64   ... (round toward -inf)
+         %q = llvm.select %z, %c0, %d1 : i1, i64
+
+Integer division and remainder are defined for every operand (LLVM's sdiv/srem are undefined
+for a zero divisor and for MIN / -1, and x86 traps there): x / 0 is 0 and x % 0 is x, so that
+x = (x / y) * y + x % y still holds; signed MIN / -1 wraps to MIN with remainder 0. A constant
+divisor (affine floordiv/mod) folds the checks away.
 
 Integer min/max become icmp + select, maximumf/minimumf the NaN-propagating llvm.maximum/
 minimum intrinsics, fptosi/fptoui the saturating llvm.fpto{s,u}i.sat intrinsics (xDSL's LLVM
@@ -23,10 +29,6 @@ INT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.AddiOp: llvm.AddOp,
     arith.SubiOp: llvm.SubOp,
     arith.MuliOp: llvm.MulOp,
-    arith.DivSIOp: llvm.SDivOp,
-    arith.DivUIOp: llvm.UDivOp,
-    arith.RemSIOp: llvm.SRemOp,
-    arith.RemUIOp: llvm.URemOp,
     arith.AndIOp: llvm.AndOp,
     arith.OrIOp: llvm.OrOp,
     arith.XOrIOp: llvm.XOrOp,
@@ -106,25 +108,71 @@ class CompareLowering(RewritePattern):
             rewriter.replace(op, llvm.SelectOp(op.cond, op.lhs, op.rhs))
 
 
+SIGNED_DIVISIONS = (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
+DIVISIONS = (*SIGNED_DIVISIONS, arith.DivUIOp, arith.RemUIOp, arith.CeilDivUIOp)
+
+
 class DivisionLowering(RewritePattern):
-    """floordivsi / ceildivsi / ceildivui: truncating division plus a correction by one."""
+    """Integer division and remainder, defined for every operand (see the module docstring):
+    the divisor becomes 1 where it is 0 (or where MIN / -1 would overflow), a zero divisor's
+    quotient is then 0 and its remainder the dividend. floordivsi / ceildivsi / ceildivui are
+    truncating division plus a correction by one."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, arith.FloorDivSIOp | arith.CeilDivSIOp | arith.CeilDivUIOp):
+        if not isinstance(op, DIVISIONS):
             return
         lhs, rhs = op.operands
         t = convert_scalar_type(op.result.type, op)
-        signed = not isinstance(op, arith.CeilDivUIOp)
-        quotient = llvm.SDivOp(lhs, rhs) if signed else llvm.UDivOp(lhs, rhs)
-        remainder = llvm.SRemOp(lhs, rhs) if signed else llvm.URemOp(lhs, rhs)
+        signed = isinstance(op, SIGNED_DIVISIONS)
         zero, one = const(0, t), const(1, t)
-        inexact = llvm.ICmpOp(remainder.res, zero.result, _pred("ne"))
-        ops: list[Operation] = [quotient, remainder, zero, one, inexact]
+        by_zero = llvm.ICmpOp(rhs, zero.result, _pred("eq"))
+        ops: list[Operation] = [zero, one, by_zero]
+        bad: SSAValue = by_zero.res
+        if signed:
+            width = bit_width(t, op)
+            minimum, minus_one = const(-(1 << (width - 1)), t), const(-1, t)
+            is_min = llvm.ICmpOp(lhs, minimum.result, _pred("eq"))
+            is_minus_one = llvm.ICmpOp(rhs, minus_one.result, _pred("eq"))
+            overflow = llvm.AndOp(is_min.res, is_minus_one.res)
+            either = llvm.OrOp(by_zero.res, overflow.res)
+            ops += [minimum, minus_one, is_min, is_minus_one, overflow, either]
+            bad = either.res
+        safe = llvm.SelectOp(bad, one.result, rhs)
+        ops.append(safe)
+        divisor = safe.res
+        if isinstance(op, arith.RemSIOp | arith.RemUIOp):
+            remainder = llvm.SRemOp(lhs, divisor) if signed else llvm.URemOp(lhs, divisor)
+            ops += [remainder, llvm.SelectOp(by_zero.res, lhs, remainder.res)]
+            rewriter.replace(op, ops)
+            return
+        quotient = llvm.SDivOp(lhs, divisor) if signed else llvm.UDivOp(lhs, divisor)
+        ops.append(quotient)
+        result: SSAValue = quotient.res
+        if not isinstance(op, arith.DivSIOp | arith.DivUIOp):
+            result = self.round(op, lhs, divisor, quotient.res, (zero.result, one.result), ops)
+        ops.append(llvm.SelectOp(by_zero.res, zero.result, result))
+        rewriter.replace(op, ops)
+
+    def round(
+        self,
+        op: Operation,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        quotient: SSAValue,
+        zero_one: tuple[SSAValue, SSAValue],
+        ops: list[Operation],
+    ) -> SSAValue:
+        """floordivsi / ceildivsi / ceildivui from the truncated `quotient` (appended to `ops`)."""
+        signed = not isinstance(op, arith.CeilDivUIOp)
+        remainder = llvm.SRemOp(lhs, rhs) if signed else llvm.URemOp(lhs, rhs)
+        zero, one = zero_one
+        inexact = llvm.ICmpOp(remainder.res, zero, _pred("ne"))
+        ops += [remainder, inexact]
         fix: SSAValue = inexact.res
         if signed:
             # The exact quotient is negative iff remainder and divisor have opposite signs.
-            r_neg = llvm.ICmpOp(remainder.res, zero.result, _pred("slt"))
-            d_neg = llvm.ICmpOp(rhs, zero.result, _pred("slt"))
+            r_neg = llvm.ICmpOp(remainder.res, zero, _pred("slt"))
+            d_neg = llvm.ICmpOp(rhs, zero, _pred("slt"))
             negative = llvm.XOrOp(r_neg.res, d_neg.res)
             sign = negative.res
             ops += [r_neg, d_neg, negative]
@@ -136,10 +184,12 @@ class DivisionLowering(RewritePattern):
             ops.append(both)
             fix = both.res
         if isinstance(op, arith.FloorDivSIOp):
-            adjusted = llvm.SubOp(quotient.res, one.result)
+            adjusted = llvm.SubOp(quotient, one)
         else:
-            adjusted = llvm.AddOp(quotient.res, one.result)
-        rewriter.replace(op, [*ops, adjusted, llvm.SelectOp(fix, adjusted.res, quotient.res)])
+            adjusted = llvm.AddOp(quotient, one)
+        select = llvm.SelectOp(fix, adjusted.res, quotient)
+        ops += [adjusted, select]
+        return select.res
 
 
 class CastLowering(RewritePattern):

@@ -27,7 +27,7 @@ from typing import TextIO
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 
 from loopopt.context import verify_ir
 from loopopt.diagnostics import LoopoptError
@@ -84,9 +84,9 @@ def choose(fn: func.FuncOp, device: Device) -> Choice:
 
 def split_pipeline(pipeline: str) -> tuple[list[ModulePass], list[ModulePass]]:
     """The passes of `pipeline` up to and including the GPU mapping, and those after it."""
-    from loopopt.universe import all_passes
+    from loopopt.pass_pipeline import parse_pipeline
 
-    passes = list(PassPipeline.parse_spec(all_passes(), pipeline).passes)
+    passes = parse_pipeline(pipeline)
     cut = next((i + 1 for i, p in enumerate(passes) if p.name == GPU_MAPPING), len(passes))
     return passes[:cut], passes[cut:]
 
@@ -122,6 +122,10 @@ class AutoSchedulePass(LoopoptPass):
     """Apply the GPU mapping too (false: only the loop-level passes, for the CPU)."""
     func: str | None = None
     """Only this function."""
+
+    def __post_init__(self) -> None:
+        if self.top < 0:
+            raise LoopoptError(f"top must be >= 0, got {self.top}")
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         device = resolve_device(self.device)

@@ -6,6 +6,11 @@ Arguments follow the lowered calling convention: each memref is one pointer (the
 data) followed by its dynamic sizes (taken from the array's shape); index is i64. Arrays are
 checked against the memref type (dtype, rank, static sizes); a non-contiguous array is copied
 into a contiguous one and copied back after the call. Compiled engines are cached by IR text.
+
+The functions a module defines are JIT-compiled under prefixed names (`@exp` → `loopopt.exp`),
+which no C library function has: a function named after one (`exp`, `fmod`, `malloc`) must not
+take the place of the library function that its own code calls (math.exp lowers to a call of
+`exp`, float remainder to `fmod`, memref.alloc to `malloc`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
@@ -89,6 +96,8 @@ class _Engine:
     module: llvm.ModuleRef
     llvm_ir: str
     signatures: dict[str, Signature]
+    symbols: dict[str, str]
+    """Function name → the symbol it is compiled under (see the module docstring)."""
     functions: dict[str, CpuFunction]
 
 
@@ -97,8 +106,44 @@ CACHE_SIZE = 256
 """Compiled modules kept (least recently used dropped; functions in use keep theirs alive)."""
 
 
+JIT_PREFIX = "loopopt."
+"""Prefix of the symbols of defined functions in the JIT (no C identifier contains a dot)."""
+
+
+def _prefix_symbols(module: ModuleOp) -> dict[str, str]:
+    """Rename the functions `module` defines to `JIT_PREFIX + name`, and the references to them
+    (func.call callees); declarations keep their names (the JIT resolves them from the process).
+    Returns name → new name."""
+    renamed = {
+        op.sym_name.data: JIT_PREFIX + op.sym_name.data
+        for op in module.ops
+        if isinstance(op, FuncOp) and op.body.blocks
+    }
+    taken = {
+        name.data
+        for op in module.ops
+        if isinstance(name := op.properties.get("sym_name"), StringAttr)
+    }
+    for old, new in renamed.items():
+        if new in taken:
+            raise LoopoptError(f"cannot JIT-compile @{old}: the module also defines @{new}")
+    for op in module.walk():
+        if isinstance(op, FuncOp) and op.sym_name.data in renamed and op.parent_op() is module:
+            op.sym_name = StringAttr(renamed[op.sym_name.data])
+        for attributes in (op.properties, op.attributes):
+            for key, value in attributes.items():
+                if (
+                    isinstance(value, SymbolRefAttr)
+                    and not value.nested_references.data
+                    and value.root_reference.data in renamed
+                ):
+                    attributes[key] = SymbolRefAttr(renamed[value.root_reference.data])
+    return renamed
+
+
 def _compile_engine(module: ModuleOp) -> _Engine:
     signatures = _signatures(module)
+    symbols = _prefix_symbols(module)
     lower_to_llvm(module)
     machine = _target_machine()
     ir_module = module_to_llvmlite(module, llvm.get_process_triple(), str(machine.target_data))
@@ -114,7 +159,7 @@ def _compile_engine(module: ModuleOp) -> _Engine:
     builder.getModulePassManager().run(ref, builder)
     engine = llvm.create_mcjit_compiler(ref, machine)
     engine.finalize_object()
-    return _Engine(engine, ref, text, signatures, {})
+    return _Engine(engine, ref, text, signatures, symbols, {})
 
 
 def _signatures(module: ModuleOp) -> dict[str, Signature]:
@@ -221,7 +266,7 @@ def compile_cpu(module: ModuleOp | str, func: str) -> CpuFunction:
         if func not in engine.signatures:
             raise LoopoptError(f"no function named '{func}'")
         inputs, output = engine.signatures[func]
-        address = engine.engine.get_function_address(func)
+        address = engine.engine.get_function_address(engine.symbols[func])
         function = CpuFunction(func, inputs, output, address, engine)
         engine.functions[func] = function
     return function

@@ -58,11 +58,12 @@ class CpuTimer:
     def build(self, text: str, func: str, pipeline: str) -> CpuArtifact:
         """The whole pipeline must apply (as `loopopt-opt -p` replays it), GPU passes too;
         what runs on the CPU is its part before the first GPU pass."""
-        from loopopt.api import _apply, _passes
+        from loopopt.api import _apply
         from loopopt.context import make_context, parse_module
+        from loopopt.pass_pipeline import parse_pipeline
 
         ctx = make_context()
-        _apply(ctx, parse_module(text, "<tune>", ctx), _passes(pipeline))
+        _apply(ctx, parse_module(text, "<tune>", ctx), parse_pipeline(pipeline))
         return CpuArtifact(text, func, pipeline)
 
     def load(self, artifact: CpuArtifact) -> Kernel:
@@ -129,13 +130,14 @@ class GpuTimer:
 
 def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
     """The passes (plus `gpu-map-loops` when nothing is mapped), NVVM lowering and PTX."""
-    from loopopt.api import _passes, apply_mapped
+    from loopopt.api import apply_mapped
     from loopopt.context import make_context, parse_module
+    from loopopt.pass_pipeline import parse_pipeline
     from loopopt.runtime.host import _find_host, build_kernels
 
     ctx = make_context()
     module = parse_module(text, "<tune>", ctx)
-    apply_mapped(ctx, module, func, _passes(pipeline))
+    apply_mapped(ctx, module, func, parse_pipeline(pipeline))
     kernels = build_kernels(module, arch)
     _find_host(module, func)  # host-side errors are compile errors too
     return GpuArtifact(str(module), func, tuple(kernels.items()))

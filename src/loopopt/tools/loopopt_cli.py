@@ -14,7 +14,8 @@ prints a table of the K fastest (rank by the model, predicted and measured time,
 schedule); `--output` gets the winner's pipeline (`loopopt-opt FILE -p "$(cat FILE)"` replays
 it). `--target cpu` measures on the host with the CPU stand-in timer.
 
-Exit 1 on a mismatch or an error (one line, as `loopopt-opt` reports them).
+Exit 1 on a mismatch or an error (one line, as `loopopt-opt` reports them; an internal error
+names the pass and the location, `--debug` adds the traceback).
 """
 
 from __future__ import annotations
@@ -23,17 +24,19 @@ import argparse
 import statistics
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from loopopt.context import parse_module
-from loopopt.diagnostics import LoopoptError
+from loopopt.diagnostics import LoopoptError, internal_error
 from loopopt.runtime.cpu import numpy_dtype
+from loopopt.tools.inputs import read_file
 
 if TYPE_CHECKING:
     from loopopt.schedule.tune import TuneResult
@@ -45,8 +48,7 @@ GPU_PIPELINE = (
 CPU_PIPELINE = "loop-tile{tile-sizes=32,32,8},loop-unroll{unroll-factor=4 loop=k}"
 
 
-def _arguments(text: str, name: str, func_name: str | None) -> tuple[str, list[np.ndarray]]:
-    module = parse_module(text, name)
+def _arguments(module: ModuleOp, func_name: str | None) -> tuple[str, list[np.ndarray]]:
     funcs = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
     chosen = [f for f in funcs if func_name in (None, f.sym_name.data)]
     if not chosen:
@@ -84,8 +86,9 @@ def run_command(args: argparse.Namespace) -> int:
         text = resources.files("loopopt.examples").joinpath(DEFAULT_EXAMPLE).read_text()
         name = DEFAULT_EXAMPLE
     else:
-        text, name = _read(args.file), args.file
-    func_name, inputs = _arguments(text, name, args.func)
+        text, name = read_file(args.file), args.file
+    module = parse_module(text, name)  # diagnostics point into the file
+    func_name, inputs = _arguments(module, args.func)
     target = args.target
     if target == "auto":
         from loopopt.runtime import cuda
@@ -93,14 +96,18 @@ def run_command(args: argparse.Namespace) -> int:
         target = "gpu" if cuda.available() else "cpu"
     default = GPU_PIPELINE if target == "gpu" else CPU_PIPELINE
     pipeline = args.passes if args.passes is not None else default
-    kern = loopopt.compile(text, func_name, pipeline=pipeline, target=target)
+    kern = loopopt.compile(module, func_name, pipeline=pipeline, target=target)
     reference = [a.copy() for a in inputs]
-    loopopt.compile(text, func_name, target="cpu")(*reference)
+    loopopt.compile(module, func_name, target="cpu")(*reference)
     got = [a.copy() for a in inputs]
     kern(*got)
-    worst = max(
-        float(np.linalg.norm((g - r).astype(np.float64)) / max(np.linalg.norm(r), 1e-30))
-        for g, r in zip(got, reference, strict=True)
+    worst = (
+        max(
+            float(np.linalg.norm((g - r).astype(np.float64)) / max(np.linalg.norm(r), 1e-30))
+            for g, r in zip(got, reference, strict=True)
+        )
+        if inputs
+        else 0.0
     )
     if kern.target == "gpu":
         from loopopt.runtime import cuda
@@ -118,14 +125,6 @@ def run_command(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError as e:
-        raise LoopoptError(f"cannot read input: {e.strerror}", location=path) from None
-
-
 def tune_command(args: argparse.Namespace) -> int:
     from loopopt.context import parse_module
     from loopopt.schedule.cost_model import predict
@@ -134,7 +133,7 @@ def tune_command(args: argparse.Namespace) -> int:
     from loopopt.schedule.summary import summarize_module
     from loopopt.schedule.tune import CpuTimer, GpuTimer, tune
 
-    text = _read(args.file)
+    text = read_file(args.file)
     summary = summarize_module(parse_module(text, args.file), args.func)
     target = args.target
     gpu = current_device() if target in ("auto", "gpu") else None
@@ -222,7 +221,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.add_argument("--func", default=None, help="function to run (default: the first)")
     run.add_argument("-p", "--passes", default=None, help="pipeline (default: a tiled schedule)")
     run.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
-    run.add_argument("--repeat", type=int, default=10)
+    run.add_argument("--repeat", type=_positive, default=10, help="timed runs (default 10)")
+    run.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     tune = commands.add_parser("tune", help="measure the cost model's top schedules, keep the best")
     tune.add_argument("file", help="MLIR file with the loop nest")
     tune.add_argument("--func", default=None, help="function to tune (default: the only one)")
@@ -234,13 +234,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     tune.add_argument("--top", type=_positive, default=10, help="table rows (default 10)")
     tune.add_argument("--jobs", type=int, default=None, help="build processes (0: none)")
     tune.add_argument("--timeout", type=float, default=120.0, help="seconds per candidate")
+    tune.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     args = parser.parse_args(argv)
     command = run_command if args.command == "run" else tune_command
     try:
-        sys.exit(command(args))
+        code = command(args)
     except LoopoptError as e:
         print(e.one_line(), file=sys.stderr)
-        sys.exit(1)
+        code = 1
+    except Exception as e:  # an internal error is still reported as a diagnostic
+        if args.debug:
+            traceback.print_exception(e)
+        location = args.file or DEFAULT_EXAMPLE
+        print(internal_error(e, location=location).one_line(), file=sys.stderr)
+        code = 1
+    sys.exit(code)
 
 
 if __name__ == "__main__":

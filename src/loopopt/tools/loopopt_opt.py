@@ -4,7 +4,10 @@
                 [--print-ir-after-all] [--emit mlir|llvm|ptx] [--gpu-arch sm_80|sm_89|sm_90]
 
 Errors are one line (`file:line:col: error: ...`) on stderr, exit code 1, and no `-o` file is
-written unless the whole run succeeded. With no FILE, the bundled matmul example is compiled.
+written unless the whole run succeeded; an internal error (a bug) is one line too, naming the
+pass and the location it was working on (`--debug` adds the traceback). With no FILE, piped
+stdin is read (empty input is an empty module, as in mlir-opt); with nothing piped in (a
+terminal, /dev/null), the bundled matmul example is compiled.
 """
 
 from __future__ import annotations
@@ -18,13 +21,15 @@ from importlib import resources
 from io import StringIO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException
 
 from loopopt.context import make_context, parse_chunk, verify_ir
-from loopopt.diagnostics import LoopoptError
+from loopopt.diagnostics import LoopoptError, in_stage, internal_error
+from loopopt.pass_pipeline import apply_passes, parse_pipeline
 from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
+from loopopt.tools.inputs import STDIN, read_file, read_stdin, stdin_is_piped
 from loopopt.universe import all_passes
 
 DEFAULT_EXAMPLE = "matmul.mlir"
@@ -50,7 +55,8 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
     parser = argparse.ArgumentParser(
         prog="loopopt-opt",
         description="loopopt's loop-nest optimizer: reads MLIR, runs a pass pipeline, writes MLIR "
-        "or LLVM IR. With no FILE and nothing piped in, compiles the bundled matmul example.",
+        "or LLVM IR. With no FILE, reads piped stdin; with nothing piped in, compiles the bundled "
+        "matmul example.",
         epilog=_pass_help(passes),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -99,22 +105,14 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
 
 
 def _read_input(path: str | None) -> tuple[str, str]:
-    """The input text and its name: FILE, '-' (stdin), or with no FILE, piped stdin if there is
-    any, else the bundled example."""
-    if path is None and not sys.stdin.isatty():
-        text = sys.stdin.read()
-        if text.strip():
-            return text, "<stdin>"
-    if path is None:
+    """The input text and its name: FILE, '-' (stdin), or with no FILE, piped stdin (even when
+    empty: an empty module), else the bundled example."""
+    if path is None and not stdin_is_piped():
         text = resources.files("loopopt.examples").joinpath(DEFAULT_EXAMPLE).read_text()
         return text, DEFAULT_EXAMPLE
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    try:
-        with open(path) as f:
-            return f.read(), path
-    except OSError as e:
-        raise LoopoptError(f"cannot read input: {e.strerror}", location=path) from None
+    if path is None or path == "-":
+        return read_stdin(), STDIN
+    return read_file(path), path
 
 
 def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
@@ -131,19 +129,12 @@ def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
 class Driver:
     """Runs one invocation: parse each chunk, apply the pipeline, print."""
 
-    def __init__(self, args: argparse.Namespace, passes: dict[str, Callable[[], type[ModulePass]]]):
+    def __init__(self, args: argparse.Namespace):
         self.args = args
         self.ctx = make_context()
-        try:
-            self.pipeline = PassPipeline.parse_spec(passes, args.passes, self._between_passes)
-        except (ValueError, TypeError) as e:
-            raise LoopoptError(f"invalid pass pipeline '{args.passes}': {e}") from None
+        self.passes = parse_pipeline(args.passes)
 
-    def _between_passes(
-        self, previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
-    ) -> None:
-        if previous is None:
-            return
+    def _after_pass(self, previous: ModulePass, module: ModuleOp) -> None:
         verify_ir(module, f"{previous.name} produced invalid IR")
         if self.args.print_ir_after_all:
             sys.stderr.write(f"// -----// IR Dump After {previous.name} //----- //\n")
@@ -151,8 +142,13 @@ class Driver:
             sys.stderr.write("\n\n")
 
     def process(self, text: str, name: str, line_offset: int) -> str:
-        module = parse_chunk(self.ctx, text, name, line_offset)
-        self.pipeline.apply(self.ctx, module)
+        with in_stage("parsing"):
+            module = parse_chunk(self.ctx, text, name, line_offset)
+        apply_passes(self.ctx, module, self.passes, self._after_pass)
+        with in_stage(f"--emit {self.args.emit}"):
+            return self.emit(module)
+
+    def emit(self, module: ModuleOp) -> str:
         if self.args.emit == "ptx":
             from loopopt.backend.ptx import module_to_ptx
 
@@ -169,21 +165,24 @@ class Driver:
         return out.getvalue()
 
 
-def _internal_error(e: BaseException, debug: bool) -> str:
+def _internal_error(e: Exception, name: str | None, debug: bool) -> str:
+    """One line for a bug: the pass, the location it was working on (else the input's name)."""
     if debug:
         traceback.print_exception(e)
-    detail = str(e).strip().splitlines()
-    return f"error: internal error ({type(e).__name__}): {detail[0] if detail else ''}"
+    return internal_error(e, location=name).one_line()
 
 
 def run(argv: Sequence[str] | None = None) -> int:
     passes = all_passes()
     args = build_arg_parser(passes).parse_args(argv)
     try:
+        driver = Driver(args)
         text, name = _read_input(args.input)
-        driver = Driver(args, passes)
     except LoopoptError as e:
         print(e.one_line(), file=sys.stderr)
+        return 1
+    except Exception as e:  # an internal error is still reported as a diagnostic
+        print(_internal_error(e, args.input, args.debug), file=sys.stderr)
         return 1
 
     outputs: list[str] = []
@@ -204,7 +203,7 @@ def run(argv: Sequence[str] | None = None) -> int:
                 print(f"{name}: error: {emitted[-1][1]}", file=sys.stderr)
                 return 1
         except Exception as e:  # an internal error is still reported as a diagnostic
-            print(_internal_error(e, args.debug), file=sys.stderr)
+            print(_internal_error(e, name, args.debug), file=sys.stderr)
             return 1
         if args.verify_diagnostics:
             problems = check_expected_diagnostics(expected, emitted, name)

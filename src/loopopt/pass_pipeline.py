@@ -1,0 +1,126 @@
+"""Pass pipelines as text → pass objects, and applying them, with loopopt's diagnostics.
+
+    passes = parse_pipeline("loop-tile{tile-sizes=32,32},loop-unroll")
+    apply_passes(ctx, module, passes)
+
+The syntax is MLIR's (`a{opt=v},b`), read by xDSL's parser. Every problem with the text is a
+`LoopoptError` located in it (`<pipeline>:1:24: error: invalid pass pipeline '…': …`), never
+xDSL's own exception (its ArgSpecParseError is a BaseException): a syntax error, an empty element
+(`a,,b`, a leading or trailing comma; mlir-opt refuses them too), MLIR's nested form
+(`builtin.module(…)`), an unknown pass, an option the pass does not have, a value of the wrong
+type. Passes check the ranges of their option values when they run. `loopopt-opt -p`,
+`loopopt.compile(pipeline=…)`, `@loopopt.kernel`'s `schedule=…` and `auto-schedule` all parse
+here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Sequence
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec, PipelineLexer, SpecTokenKind
+from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse
+from xdsl.utils.exceptions import ArgSpecParseError
+
+from loopopt.diagnostics import LoopoptError, in_stage
+
+LOCATION = "<pipeline>"
+"""The file name of locations in pipeline text."""
+
+_XDSL_LOCATION = re.compile(r"pass-pipeline:(\d+):(\d+)")
+_NESTED = re.compile(r"\s*[\w.-]+\s*\(")
+
+
+def parse_pipeline(spec: str) -> list[ModulePass]:
+    """The passes of pipeline text `spec` (empty: none); LoopoptError for anything wrong."""
+    from loopopt.universe import all_passes
+
+    available = all_passes()
+    passes: list[ModulePass] = []
+    for arg_spec, offset in _parse(spec):
+        loader = available.get(arg_spec.name)
+        if loader is None:
+            close = difflib.get_close_matches(arg_spec.name, available, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise _error(spec, offset, f"unknown pass '{arg_spec.name}'{hint}")
+        try:
+            passes.append(loader().from_pass_spec(arg_spec))
+        except (ValueError, TypeError, LoopoptError) as e:
+            detail = e.message if isinstance(e, LoopoptError) else _first_line(e)
+            raise _error(spec, offset, f"{arg_spec.name}: {detail}") from None
+    return passes
+
+
+def apply_passes(
+    ctx: Context,
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    after: Callable[[ModulePass, ModuleOp], None] | None = None,
+) -> None:
+    """Apply `passes` in order, calling `after(p, module)` after each (verification, printing).
+    An exception that is not a diagnostic carries a note naming the pass (see
+    `diagnostics.internal_error`)."""
+    for p in passes:
+        with in_stage(p.name):
+            p.apply(ctx, module)
+        if after is not None:
+            after(p, module)
+
+
+def _parse(spec: str) -> list[tuple[ArgSpec, int]]:
+    """xDSL's reading of `spec`, each element with the offset of its pass name."""
+    try:
+        specs = list(xdsl_parse(spec))
+    except ArgSpecParseError as e:
+        raise _syntax_error(spec, e) from None
+    if spec.endswith(","):
+        raise _error(spec, len(spec) - 1, "trailing comma (expected a pass name after it)")
+    offsets = _pass_name_offsets(spec)
+    if len(offsets) != len(specs):  # not expected: then locate every pass at the start
+        offsets = [0] * len(specs)
+    return list(zip(specs, offsets, strict=True))
+
+
+def _pass_name_offsets(spec: str) -> list[int]:
+    """Offsets of the pass names: the identifiers outside braces."""
+    lexer = PipelineLexer(spec)
+    offsets: list[int] = []
+    depth = 0
+    while (token := lexer.lex()).kind is not SpecTokenKind.EOF:
+        if token.kind is SpecTokenKind.L_BRACE:
+            depth += 1
+        elif token.kind is SpecTokenKind.R_BRACE:
+            depth -= 1
+        elif token.kind is SpecTokenKind.IDENT and depth == 0:
+            offsets.append(token.span.start)
+    return offsets
+
+
+def _syntax_error(spec: str, e: ArgSpecParseError) -> LoopoptError:
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    message = lines[-1] if lines else "syntax error"
+    message = message[:1].lower() + message[1:]
+    found = _XDSL_LOCATION.search(str(e))
+    location = f"{LOCATION}:{found.group(1)}:{found.group(2)}" if found else LOCATION
+    if _NESTED.match(spec):
+        message = (
+            "MLIR's nested pipelines (builtin.module(...), func.func(...)) are not supported: "
+            "list the passes, e.g. 'loop-tile{tile-sizes=32,32},loop-unroll'"
+        )
+    return LoopoptError(f"invalid pass pipeline '{spec}': {message}", location=location)
+
+
+def _error(spec: str, offset: int, message: str) -> LoopoptError:
+    line = spec.count("\n", 0, offset) + 1
+    column = offset - (spec.rfind("\n", 0, offset) + 1) + 1
+    location = f"{LOCATION}:{line}:{column}"
+    return LoopoptError(f"invalid pass pipeline '{spec}': {message}", location=location)
+
+
+def _first_line(e: Exception) -> str:
+    lines = [line for line in str(e).splitlines() if line.strip()]
+    return lines[0] if lines else type(e).__name__
