@@ -6,10 +6,10 @@ This checks the mapping's arithmetic (block/thread indices, guards, grid sizes, 
 over threads) and that the barriers separate the phases: a missing barrier lets one thread
 read what a later thread has not written yet. Threads run in increasing or decreasing order
 (`reverse`), blocks one after another. It is a test helper, not a GPU simulator: races within
-one phase are not detected. Values that cross a barrier must be pure functions of the thread
-ids and uniform values (they are recomputed in each phase), or uniform reads (loads at
-block-uniform addresses and loops of them, run once for the block), as in gpu-map-loops'
-kernels.
+one phase are not detected. Values that cross a barrier are recomputed in each phase where
+they are pure functions of the thread ids and uniform values; other per-thread values (loads)
+are kept in a buffer of one element per thread, as a register across a barrier; uniform reads
+(loads at block-uniform addresses and loops of them) run once for the block.
 
 Asynchronous copies (nvvm.cp.async.*) become tagged plain copies first
 (gpu_async_emulator.py): a missing or too weak wait, a missing barrier, or a copy into a stage
@@ -39,6 +39,13 @@ UNIFORM_READS = frozenset(
     | {"scf.for", "scf.if", "scf.yield"}
 )
 """Ops that may run once for all threads when their operands are uniform (no writes)."""
+
+
+_ID_MAP = builtin.AffineMapAttr(AffineMap.identity(3))
+
+
+def _load_saved(buffer: SSAValue, ids: dict[str, SSAValue]) -> affine.LoadOp:
+    return affine.LoadOp(buffer, [ids[a] for a in ("z", "y", "x")], _ID_MAP)
 
 
 def _index(value: int) -> arith.ConstantOp:
@@ -161,6 +168,10 @@ class _Fission:
         """Thread indices of the thread loops made so far, by axis."""
         self.origin: dict[SSAValue, SSAValue] = {}
         """Recomputed values and the kernel values they stand for."""
+        self.nests: list[tuple[Operation, dict[str, SSAValue]]] = []
+        """The thread-loop nests made so far and their thread indices."""
+        self.saved: dict[SSAValue, SSAValue] = {}
+        """Per-thread values kept across a barrier: the buffer (one element per thread)."""
 
     def _per_thread_value(self, value: SSAValue) -> bool:
         value = self.origin.get(value, value)
@@ -168,6 +179,7 @@ class _Fission:
 
     def block(self, block: Block, scope: Operation) -> None:
         self.divergence = Divergence(scope)
+        self.top = block
         self._split(block)
         for op in list(block.ops):
             if isinstance(op, gpu.ThreadIdOp):
@@ -215,6 +227,7 @@ class _Fission:
         block = before.parent_block()
         assert block is not None
         nest, body, ids = self._thread_loops()
+        self.nests.append((nest, ids))
         block.insert_op_before(nest, before)
         terminator = body.last_op
         assert terminator is not None
@@ -243,7 +256,13 @@ class _Fission:
         if value in self.ivs:
             return ids[self.ivs[value]]
         owner = value.owner
-        assert isinstance(owner, Operation) and _pure(owner), f"only pure values cross: {owner}"
+        assert isinstance(owner, Operation)
+        if not _pure(owner):
+            load = _load_saved(self._saved(value, owner), ids)
+            body.insert_op_before(load, first)
+            clones[value] = load.results[0]
+            self.origin[load.results[0]] = value
+            return load.results[0]
         if isinstance(owner, gpu.ThreadIdOp):
             clones[value] = ids[owner.dimension.data]
             return clones[value]
@@ -257,6 +276,24 @@ class _Fission:
         clones[value] = copy.results[0]
         self.origin[copy.results[0]] = value
         return copy.results[0]
+
+    def _saved(self, value: SSAValue, owner: Operation) -> SSAValue:
+        """A buffer of one element per thread that the thread loops defining `value` (a
+        per-thread value that is no pure function of the ids, such as a load) store it into,
+        as a GPU thread keeps it in a register across a barrier."""
+        if value in self.saved:
+            return self.saved[value]
+        ids = next(ids for nest, ids in self.nests if nest.is_ancestor(owner))
+        shape = [self.sizes[axis] for axis in ("z", "y", "x")]
+        buffer = memref.AllocaOp.get(value.type, shape=shape)
+        assert self.top.first_op is not None
+        self.top.insert_op_before(buffer, self.top.first_op)
+        store = affine.StoreOp(value, buffer.memref, [ids[a] for a in ("z", "y", "x")], _ID_MAP)
+        block = owner.parent_block()
+        assert block is not None
+        block.insert_op_after(store, owner)
+        self.saved[value] = buffer.memref
+        return buffer.memref
 
     def _thread_loops(self) -> tuple[Operation, Block, dict[str, SSAValue]]:
         ids: dict[str, SSAValue] = {}

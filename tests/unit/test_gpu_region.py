@@ -285,3 +285,41 @@ def test_a_block_per_row_shares_out_the_row(threads: int, rng: np.random.Generat
 def test_reductions_thread_keeps_a_thread_per_row() -> None:
     (summary,) = mappings(mapped(ROW_SUMS, reductions="thread"))
     assert summary == {"block_x": "i_t", "thread_x": "i"}
+
+
+COLUMN_SUMS = """
+func.func @colsums(%A: memref<53x45xf32>, %out: memref<45xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %j = 0 to 45 {
+    %s = affine.for %i = 0 to 53 iter_args(%acc = %zero) -> (f32) {
+      %a = affine.load %A[%i, %j] : memref<53x45xf32>
+      %n = arith.addf %acc, %a : f32
+      affine.yield %n : f32
+    } {loopopt.name = "i"}
+    affine.store %s, %out[%j] : memref<45xf32>
+  } {loopopt.name = "j"}
+  return
+}
+"""
+
+
+def test_lanes_share_out_each_column(rng: np.random.Generator) -> None:
+    """45 columns: too few for a thread each; a block runs 32 of them side by side (thread x),
+    each shared out over 32 threads along y. 45 is no multiple of 32: the lanes past it
+    compute column 44 again and store nothing."""
+    module = mapped(COLUMN_SUMS)
+    (summary,) = mappings(module)
+    assert summary == {"region": "one block", "threads_y": "i", "block_x": "j", "thread_x": "j"}
+    (launch,) = [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]
+    dims = (launch.gridSizeX, launch.blockSizeX, launch.blockSizeY)
+    sizes = [v.owner.value.value.data for v in dims]  # type: ignore[attr-defined]
+    assert sizes == [2, 32, 32]
+    arrays = [rng.standard_normal((53, 45)).astype(np.float32), np.zeros(45, np.float32)]
+    assert_emulated_equal(COLUMN_SUMS, "colsums", arrays)
+
+
+def test_lanes_only_where_a_thread_per_column_leaves_the_gpu_idle() -> None:
+    wide = COLUMN_SUMS.replace("53x45", "3x300000").replace("45xf32", "300000xf32")
+    wide = wide.replace("to 45", "to 300000").replace("to 53", "to 3")
+    (summary,) = mappings(mapped(wide))
+    assert summary == {"block_x": "j_t", "thread_x": "j"}

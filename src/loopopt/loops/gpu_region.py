@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 
 from loopopt.analysis.access import Access, Dim
 from loopopt.analysis.dependence import Dependence, carried_by, dependences
@@ -60,25 +60,41 @@ from loopopt.loops.gpu_barrier import (
     shared_requirements,
     thread_private,
 )
-from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, hoist_to_entry, mark_sequential, one_thread
+from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, hoist_to_entry, mark_sequential
 from loopopt.loops.gpu_map import (
     MAPPING,
     WORKGROUP,
-    KernelIds,
     MappedDim,
     affine_if,
+    constant_trip,
+    index_value,
     insert_ids,
     is_shared,
     map_tile_loop,
     move_body,
 )
-from loopopt.loops.gpu_plan import KernelPlan, coalescing_score
-from loopopt.loops.nest import LOOP_NAME, body_ops, enclosing_loops, loops_in, step_of
+from loopopt.loops.gpu_plan import THREADS_PER_BLOCK, KernelPlan, coalescing_score
+from loopopt.loops.nest import LOOP_NAME, body_ops, enclosing_loops, loop_name, loops_in, step_of
 from loopopt.loops.outline import defined_outside
 from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
 
 REGION = "region"
 """`loopopt.name` of the one-iteration loop that holds a region until it is outlined."""
+
+
+@dataclass(frozen=True)
+class Threads:
+    """The threads of a block that share out a region: thread id `index` (along `axis`) of
+    `count`. With `lanes` > 1, the block runs that many regions side by side, one per value of
+    the thread id `lane` (along x), each with its own partial results; `valid` (a value and a
+    trip count) says which lanes hold a real iteration: only those store."""
+
+    index: SSAValue
+    count: int
+    axis: str = "x"
+    lane: SSAValue | None = None
+    lanes: int = 1
+    valid: tuple[SSAValue, int] | None = None
 
 
 def wrap(ops: Sequence[Operation]) -> affine.ForOp:
@@ -161,13 +177,12 @@ def _has_identities(loop: affine.ForOp, found: Sequence[Reduction]) -> bool:
 
 
 def reduce_over_block(
-    loop: affine.ForOp, found: Sequence[Reduction], ids: KernelIds, entry: Block
+    loop: affine.ForOp, found: Sequence[Reduction], threads: Threads, entry: Block
 ) -> affine.ForOp:
-    """Each thread reduces iterations tx, tx + T, … from the neutral element; the block then
-    combines the T partial results in a workgroup buffer (a tree of ceil(log2 T) levels, a
-    barrier after each) and every thread reads the total, combined with the loop's initial
-    value. Returns the thread's partial loop."""
-    threads = ids.sizes["x"]
+    """Each thread reduces iterations t, t + T, … from the neutral element; the block then
+    combines the T partial results (of each lane) in a workgroup buffer (a tree of
+    ceil(log2 T) levels, a barrier after each) and every thread reads the total, combined with
+    the loop's initial value. Returns the thread's partial loop."""
     block = loop.parent_block()
     assert block is not None
     neutral: list[SSAValue] = []
@@ -177,42 +192,44 @@ def reduce_over_block(
         block.insert_op_before(op, loop)
         neutral.append(op.result)
     initial = list(loop.inits)
-    partial = _spread_bounds(loop, ids, neutral)
-    partial.attributes[MAPPING] = StringAttr("threads x reduction")
+    partial = _spread_bounds(loop, threads, neutral)
+    partial.attributes[MAPPING] = StringAttr(f"threads {threads.axis} reduction")
     users = [list(partial.results[r.position].uses) for r in found]
     after = partial.next_op
     assert after is not None
     builder = BoundBuilder()
-    tx = builder.dim(ids.threads["x"])
+    t = builder.dim(threads.index)
+    lane = [] if threads.lane is None else [builder.dim(threads.lane)]
     buffers = []
     for r in found:
         element = partial.results[r.position].type
-        buffer = memref.AllocaOp.get(element, shape=[threads], memory_space=_workgroup())
+        shape = [threads.count] if threads.lane is None else [threads.count, threads.lanes]
+        buffer = memref.AllocaOp.get(element, shape=shape, memory_space=_workgroup())
         buffer.memref.name_hint = "partials"
         entry.insert_op_before(buffer, _after_ids(entry))
         buffers.append(buffer.memref)
     ops: list[Operation] = []
     for r, buffer in zip(found, buffers, strict=True):
-        ops.append(_store(partial.results[r.position], buffer, builder, tx))
+        ops.append(_store(partial.results[r.position], buffer, builder, [t, *lane]))
     ops.append(gpu.BarrierOp())
-    count = threads
+    count = threads.count
     while count > 1:
         half = (count + 1) // 2
-        guard = affine_if(builder, [AffineExpr.constant(count - half - 1) - tx])
+        guard = affine_if(builder, [AffineExpr.constant(count - half - 1) - t])
         then = guard.then_region.block
         for r, buffer in zip(found, buffers, strict=True):
-            mine = _load(buffer, builder, tx)
-            theirs = _load(buffer, builder, tx + half)
+            mine = _load(buffer, builder, [t, *lane])
+            theirs = _load(buffer, builder, [t + half, *lane])
             both = merge(r, mine.results[0], theirs.results[0])
             then.insert_ops_before(
-                [mine, theirs, both, _store(both.results[0], buffer, builder, tx)],
+                [mine, theirs, both, _store(both.results[0], buffer, builder, [t, *lane])],
                 then.last_op,  # type: ignore[arg-type]
             )
         ops += [guard, gpu.BarrierOp()]
         count = half
     totals: list[SSAValue] = []
     for r, buffer, init in zip(found, buffers, initial, strict=True):
-        total = _load(buffer, builder, AffineExpr.constant(0))
+        total = _load(buffer, builder, [AffineExpr.constant(0), *lane])
         final = merge(r, init, total.results[0])
         ops += [total, final]
         totals.append(final.results[0])
@@ -222,6 +239,8 @@ def reduce_over_block(
             use.operation.operands[use.index] = total
     block.insert_ops_before(ops, after)
     return partial
+
+
 def _block_level_stores(region: affine.ForOp, spread: Sequence[affine.ForOp]) -> list[Operation]:
     """The stores outside the spread loops (thread 0 runs them)."""
     inside = {op for loop in spread for op in loop.walk()}
@@ -251,23 +270,21 @@ def thread_local(dep: Dependence, spread: Sequence[affine.ForOp]) -> bool:
     return False
 
 
-def spread(loop: affine.ForOp, ids: KernelIds) -> affine.ForOp:
-    """`for i = lb to ub step s` → `for i = lb + tx * s to ub step T * s`."""
-    new = _spread_bounds(loop, ids, None)
-    new.attributes[MAPPING] = StringAttr("threads x")
+def spread(loop: affine.ForOp, threads: Threads) -> affine.ForOp:
+    """`for i = lb to ub step s` → `for i = lb + t * s to ub step T * s`."""
+    new = _spread_bounds(loop, threads, None)
+    new.attributes[MAPPING] = StringAttr(f"threads {threads.axis}")
     return new
 
 
 def _spread_bounds(
-    loop: affine.ForOp, ids: KernelIds, inits: Sequence[SSAValue] | None
+    loop: affine.ForOp, threads: Threads, inits: Sequence[SSAValue] | None
 ) -> affine.ForOp:
     builder = BoundBuilder()
-    tx = builder.dim(ids.threads["x"])
+    t = builder.dim(threads.index)
     step = step_of(loop)
-    lows = [e + tx * step for e in builder.results_of(lower_bound(loop))]
-    return replace_bounds(
-        loop, builder.build(lows), upper_bound(loop), step * ids.sizes["x"], inits
-    )
+    lows = [e + t * step for e in builder.results_of(lower_bound(loop))]
+    return replace_bounds(loop, builder.build(lows), upper_bound(loop), step * threads.count, inits)
 
 
 def _workgroup() -> IntegerAttr:
@@ -278,26 +295,61 @@ def _after_ids(entry: Block) -> Operation:
     return next(op for op in entry.ops if not isinstance(op, gpu.BlockIdOp | gpu.ThreadIdOp))
 
 
-def _store(value: SSAValue, buffer: SSAValue, builder: BoundBuilder, at: AffineExpr) -> Operation:
-    index = builder.build([at])
-    return affine.StoreOp(value, buffer, list(index.operands), AffineMapAttr(index.map))
+def _indices(
+    builder: BoundBuilder, at: Sequence[AffineExpr]
+) -> tuple[list[SSAValue], AffineMapAttr]:
+    """An access map of `at` (one result per index) over the builder's dims that it uses."""
+    count = len(builder.dims)
+    used = sorted({e.position for x in at for e in x.dfs() if isinstance(e, AffineDimExpr)})
+    dims = [
+        AffineExpr.dimension(used.index(d)) if d in used else AffineExpr.constant(0)
+        for d in range(count)
+    ]
+    amap = AffineMap(count, 0, tuple(at)).replace_dims_and_symbols(dims, [], len(used), 0)
+    return [builder.dims[d] for d in used], AffineMapAttr(amap)
 
 
-def _load(buffer: SSAValue, builder: BoundBuilder, at: AffineExpr) -> affine.LoadOp:
-    index = builder.build([at])
-    return affine.LoadOp(buffer, list(index.operands), AffineMapAttr(index.map))
+def _store(
+    value: SSAValue, buffer: SSAValue, builder: BoundBuilder, at: Sequence[AffineExpr]
+) -> Operation:
+    operands, amap = _indices(builder, at)
+    return affine.StoreOp(value, buffer, operands, amap)
 
 
-def map_region(kernel: gpu.FuncOp, region: affine.ForOp, threads: int, pass_name: str) -> int:
-    """Map the outlined region (a `wrap` loop) of `kernel` onto one block; the number of
-    threads it runs on (`threads`, or 1: see the module docstring)."""
+def _load(buffer: SSAValue, builder: BoundBuilder, at: Sequence[AffineExpr]) -> affine.LoadOp:
+    operands, amap = _indices(builder, at)
+    return affine.LoadOp(buffer, operands, amap)
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """Regions side by side in one block: thread id x (`lane`, `count` of them) runs its own
+    iteration `value` of a parallel loop, a real one where `value` < `trip` (the others compute
+    a copy of the last and store nothing); the region's threads then run along y."""
+
+    lane: SSAValue
+    count: int
+    value: SSAValue
+    trip: int
+
+
+def map_region(
+    kernel: gpu.FuncOp,
+    region: affine.ForOp,
+    threads: int,
+    pass_name: str,
+    lanes: Lanes | None = None,
+) -> int:
+    """Map the outlined region (a `wrap` loop) of `kernel` onto one block (or the block's
+    threads of each lane); the number of threads it runs on (`threads`, or 1: see the module
+    docstring)."""
     keep_in_registers(region)
     plan = plan_spread(region) if threads > 1 else None
     mapped = None
     if plan is not None and plan.all_loops():
         backup = region.clone()
         try:
-            _spread_region(kernel, region, plan, threads, pass_name)
+            _spread_region(kernel, region, plan, threads, pass_name, lanes)
             mapped = threads
         except LoopoptError:
             # Barriers the region needs cannot go where every thread reaches them (a branch on
@@ -306,19 +358,41 @@ def map_region(kernel: gpu.FuncOp, region: affine.ForOp, threads: int, pass_name
             region = backup
     if mapped is None:
         mapped = 1
+        if lanes is not None:
+            for store in _block_level_stores(region, []):
+                _guard(store, [], lanes)
         mark_sequential(kernel)
         kernel.attributes[MAPPING] = DictionaryAttr({"region": StringAttr("one thread")})
     _inline(region)
-    kernel.known_block_size = DenseArrayBase.from_list(i32, [mapped, 1, 1])
+    shape = [mapped, 1, 1] if lanes is None else [lanes.count, mapped, 1]
+    kernel.known_block_size = DenseArrayBase.from_list(i32, shape)
     return mapped
+
+
+def _guard(store: Operation, zero: Sequence[SSAValue], lanes: Lanes | None) -> None:
+    """Run `store` only where each of `zero` is 0, and in a lane with a real iteration."""
+    builder = BoundBuilder()
+    valid = []
+    if lanes is not None:
+        valid.append(AffineExpr.constant(lanes.trip - 1) - builder.dim(lanes.value))
+    guard = affine_if(builder, valid, [builder.dim(v) for v in zero])
+    guard.attributes[MAPPING] = StringAttr("one thread")
+    block = store.parent_block()
+    assert block is not None
+    block.insert_op_before(guard, store)
+    store.detach()
+    then = guard.then_region.block
+    assert then.last_op is not None
+    then.insert_op_before(store, then.last_op)
 
 
 def _spread_region(
     kernel: gpu.FuncOp,
     region: affine.ForOp,
     plan: SpreadPlan,
-    threads: int,
+    count: int,
     pass_name: str,
+    lanes: Lanes | None,
 ) -> None:
     loops = plan.all_loops()
     requirements = [
@@ -327,16 +401,25 @@ def _spread_region(
         if not thread_local(dep, loops)
     ]
     stores = _block_level_stores(region, loops)
+    spread_stores = [op for op in _block_level_stores(region, []) if op not in stores]
     workgroup = [op for op in kernel.walk() if _workgroup_alloca(op)]
-    tx = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
-    tx.result.name_hint = "tx"
+    axis = "x" if lanes is None else "y"
+    thread = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(axis)))
+    thread.result.name_hint = f"t{axis}"
     entry = kernel.body.block
-    entry.insert_op_before(tx, entry.first_op)
-    ids = KernelIds(threads={"x": tx.result}, sizes={"x": threads})
-    spread_ops = [spread(loop, ids) for loop in plan.loops]
-    spread_ops += [reduce_over_block(loop, found, ids, entry) for loop, found in plan.reductions]
+    entry.insert_op_before(thread, entry.first_op)
+    threads = Threads(thread.result, count, axis)
+    if lanes is not None:
+        threads = Threads(thread.result, count, axis, lanes.lane, lanes.count)
+    spread_ops = [spread(loop, threads) for loop in plan.loops]
+    spread_ops += [
+        reduce_over_block(loop, found, threads, entry) for loop, found in plan.reductions
+    ]
     for store in stores:
-        one_thread(store, ids)
+        _guard(store, [thread.result], lanes)
+    if lanes is not None:  # lanes past the trip count write nothing
+        for store in spread_stores:
+            _guard(store, [], lanes)
     requirements += shared_requirements(kernel)
     hoist_to_entry(kernel, workgroup)
     mark_sequential(kernel)
@@ -349,7 +432,7 @@ def _spread_region(
         if LOOP_NAME in op.attributes
     )
     kernel.attributes[MAPPING] = DictionaryAttr(
-        {"region": StringAttr("one block"), "threads_x": StringAttr(names)}
+        {"region": StringAttr("one block"), f"threads_{axis}": StringAttr(names)}
     )
 
 
@@ -450,3 +533,80 @@ def map_per_block(
 def _name_of(loop: affine.ForOp) -> str:
     attr = loop.attributes.get(LOOP_NAME)
     return attr.data if isinstance(attr, StringAttr) else "?"
+
+
+LANE_WIDTH = 32
+"""Iterations of the parallel loop side by side in a block (`map_lanes`): a warp's worth, so
+a warp's loads along that loop are one contiguous segment."""
+BUSY_THREADS = 2 * 132 * 1024
+"""Threads that keep an H200 (132 SMs) busy with two 1024-thread blocks each: `map_lanes` gives
+each lane enough threads to reach it."""
+
+
+def lanes_pay(plan: KernelPlan) -> int:
+    """Threads per lane (> 1) when a block should run `LANE_WIDTH` iterations of the nest's one
+    parallel loop side by side, each shared out over its own threads (`map_lanes`): the loop
+    has a constant trip count too small to keep the GPU busy with a thread per iteration, and
+    its body has a reduction or loop to share out (checked on a copy). 0 otherwise."""
+    if len(plan.chosen) != 1 or plan.chosen[0].tile is not None:
+        return 0
+    loop = plan.chosen[0].point
+    trip = constant_trip(loop)
+    if trip is None or trip * 2 > BUSY_THREADS:
+        return 0
+    if not _body_spreads(loop):
+        return 0
+    per_lane = 2
+    while per_lane < THREADS_PER_BLOCK // LANE_WIDTH and trip * per_lane < BUSY_THREADS:
+        per_lane *= 2
+    return per_lane
+
+
+def _body_spreads(loop: affine.ForOp) -> bool:
+    copy = loop.clone()
+    ops = body_ops(copy)
+    if not ops:
+        return False
+    region = wrap(ops)
+    keep_in_registers(region)
+    spread_plan = plan_spread(region)
+    return spread_plan is not None and bool(spread_plan.all_loops())
+
+
+def map_lanes(kernel: gpu.FuncOp, loop: affine.ForOp, per_lane: int, pass_name: str) -> int:
+    """The outlined parallel loop `loop` runs `LANE_WIDTH` iterations per block, one per
+    thread x; lanes past the trip count compute a copy of the last iteration (their indices
+    stay in range) and store nothing. The body of each is a region shared out over `per_lane`
+    threads along y (`map_region` with `Lanes`). Returns the threads per lane it runs on."""
+    trip = constant_trip(loop)
+    assert trip is not None and trip > 0
+    entry = kernel.body.block
+    bx = gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
+    tx = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
+    bx.result.name_hint, tx.result.name_hint = "bx", "tx"
+    builder = BoundBuilder()
+    value = builder.dim(bx.result) * LANE_WIDTH + builder.dim(tx.result)
+    k = index_value(builder, [value], "lane")
+    kept = affine.MinOp(
+        [k.results[0]],
+        AffineMapAttr(AffineMap(1, 0, (AffineExpr.dimension(0), AffineExpr.constant(trip - 1)))),
+    )
+    start = BoundBuilder()
+    lows = [e + start.dim(kept.result) * step_of(loop) for e in start.results_of(lower_bound(loop))]
+    index = index_value(start, lows, loop_name(loop))
+    entry.insert_ops_before([bx, tx, k, kept, index], entry.first_op)  # type: ignore[list-item]
+    body = body_ops(loop)
+    parent = loop.parent_block()
+    assert parent is not None
+    move_body(loop, index.results[0], parent, loop)
+    loop.detach()
+    loop.erase()
+    region = wrap(body)
+    lanes = Lanes(tx.result, LANE_WIDTH, k.results[0], trip)
+    mapped = map_region(kernel, region, per_lane, pass_name, lanes)
+    summary = dict(kernel.attributes[MAPPING].data)  # type: ignore[attr-defined]
+    name = index.results[0].name_hint or "?"
+    summary["block_x"] = StringAttr(name)
+    summary["thread_x"] = StringAttr(name)
+    kernel.attributes[MAPPING] = DictionaryAttr(summary)
+    return mapped

@@ -55,11 +55,22 @@ from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
 from loopopt.loops.gpu_map import MAPPING, MappedDim, constant_trip, launch_sizes, realize
 from loopopt.loops.gpu_plan import AXES, THREADS_PER_BLOCK, register_cap
-from loopopt.loops.gpu_region import inner_work_spreads, map_per_block, map_region, wrap
+from loopopt.loops.gpu_region import (
+    LANE_WIDTH,
+    inner_work_spreads,
+    lanes_pay,
+    map_lanes,
+    map_per_block,
+    map_region,
+    wrap,
+)
 from loopopt.loops.nest import functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
 from loopopt.lowering.gpu_to_nvvm import MAX_REGISTERS_ATTR, MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR
 from loopopt.passes import LoopoptPass
+
+REDUCTIONS = ("auto", "thread", "block", "lanes")
+"""The strategies of `reductions=` (see GpuMapLoopsPass.reductions)."""
 
 VECTOR_BYTES = 16
 """The widest vector access (ld.global.v4.f32): what `copy-vector` asks the arrays to align to."""
@@ -92,9 +103,11 @@ class GpuMapLoopsPass(LoopoptPass):
     reductions: str = "auto"
     """A nest whose parallel loops enclose a reduction (or other loops): `thread` gives each
     iteration of the parallel loops a thread, the reduction sequential in it; `block` gives each
-    a block whose threads share out its loops (a reduction combined in a tree); `auto` takes
-    `block` where an inner loop reads memory more contiguously than the parallel loop would
-    (matrix-vector products, row sums) and no `block=` is given."""
+    a block whose threads share out its loops (a reduction combined in a tree); `lanes` gives a
+    block 32 iterations of a lone parallel loop side by side (threadIdx.x), each shared out over
+    its own threads along y. `auto` (unless `block=` is given) takes `block` where an inner loop
+    reads memory more contiguously than the parallel loop would (row sums, A·x), else `lanes`
+    where a thread per iteration would leave the GPU idle (column sums, Aᵀ·x), else `thread`."""
     func: str | None = None
     """Only this function."""
 
@@ -105,9 +118,10 @@ class GpuMapLoopsPass(LoopoptPass):
                 f"1..{THREADS_PER_BLOCK}",
                 op=op,
             )
-        if self.reductions not in ("auto", "thread", "block"):
+        if self.reductions not in REDUCTIONS:
             raise LoopoptError(
-                f"{self.name}: reductions must be auto, thread or block, not '{self.reductions}'",
+                f"{self.name}: reductions must be {', '.join(REDUCTIONS)}, not "
+                f"'{self.reductions}'",
                 op=op,
             )
         for fn in functions(op, self.func):
@@ -142,9 +156,17 @@ class _Host:
                 self.region(item)
 
     def kernel(self, item: Kernel) -> None:
-        if self.per_block(item):
-            self.block_kernel(item)
-            return
+        choice = self.options.reductions
+        if choice != "thread" and not self.options.block:
+            if choice in ("auto", "block") and inner_work_spreads(
+                item.plan, collect_accesses(item.op)
+            ):
+                self.block_kernel(item)
+                return
+            per_lane = lanes_pay(item.plan) if choice in ("auto", "lanes") else 0
+            if per_lane:
+                self.lanes_kernel(item, per_lane)
+                return
         nest_root, dims = realize(item.plan, self.options.name)
         if any(dim.trip == 0 for dim in dims):
             nest_root.detach()
@@ -156,13 +178,6 @@ class _Host:
         if self.options.copy_vector > 1:
             kernel.attributes[POINTER_ALIGN_ATTR] = IntegerAttr(VECTOR_BYTES, i32)
         self.launch_bounds(kernel, math.prod(dim.block for dim in dims))
-
-    def per_block(self, item: Kernel) -> bool:
-        """A block per iteration of the parallel loops (see loops/gpu_region)."""
-        choice = self.options.reductions
-        if choice == "thread" or self.options.block:
-            return False
-        return inner_work_spreads(item.plan, collect_accesses(item.op))
 
     def block_kernel(self, item: Kernel) -> None:
         plan = item.plan
@@ -182,6 +197,26 @@ class _Host:
         mapped = map_per_block(kernel, dims, threads, self.options.name)
         self.set_threads(launch, block, mapped, one)
         self.launch_bounds(kernel, mapped)
+
+    def lanes_kernel(self, item: Kernel, per_lane: int) -> None:
+        loop = item.plan.chosen[0].point
+        trip = constant_trip(loop)
+        assert trip is not None
+        if trip == 0:
+            loop.detach()
+            loop.erase()
+            return
+        blocks = self.constant(-(-trip // LANE_WIDTH), loop)
+        width = self.constant(LANE_WIDTH, loop)
+        threads = self.constant(per_lane, loop)
+        one = self.constant(1, loop)
+        kernel, launch = self.outline(loop, [blocks, one, one], [width, threads, one], None)
+        mapped = map_lanes(kernel, loop, per_lane, self.options.name)
+        if mapped != per_lane:
+            launch.operands[list(launch.operands).index(launch.blockSizeY)] = one
+            threads.owner.detach()
+            threads.owner.erase()
+        self.launch_bounds(kernel, LANE_WIDTH * mapped)
 
     def region(self, item: Region) -> None:
         loop = wrap(item.ops)

@@ -11,7 +11,7 @@
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{region-threads=2048}' 2>&1 | filecheck %s --check-prefix=REGION
 // REGION: error: gpu-map-loops: region-threads=2048 is outside 1..1024
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{reductions=warp}' 2>&1 | filecheck %s --check-prefix=REDUCTIONS
-// REDUCTIONS: error: gpu-map-loops: reductions must be auto, thread or block, not 'warp'
+// REDUCTIONS: error: gpu-map-loops: reductions must be auto, thread, block, lanes, not 'warp'
 // RUN: sed -n '/^\/\/ ROW SUMS/,/^\/\/ END OF ROW SUMS/p' %s | loopopt-opt - -p 'gpu-map-loops{reductions=thread}' | filecheck %s --check-prefix=THREAD
 // SIZES: error: gpu-map-loops: block=16,16,16 has 3 sizes but 1 loop(s) are mapped (x=i)
 // MAXREG: error: gpu-map-loops: max-registers=300 is outside 16..255 (the most that blocks of 256 threads allow; use cap)
@@ -368,6 +368,41 @@ func.func @rowsums(%A: memref<300x500xf32>, %out: memref<300xf32>) {
   return
 }
 // END OF ROW SUMS
+
+// -----
+
+// Column sums of 45 columns: a thread per column would leave the GPU idle, and each column's
+// reduction can be shared out. So a block runs 32 columns side by side (thread x: the lanes,
+// whose loads of a row are contiguous), each column shared out over 32 threads along y with
+// a tree per lane in a 32x32 workgroup buffer. Lanes past column 44 compute column 44 again
+// (the index is clamped, so every load stays in bounds) and store nothing.
+// CHECK-LABEL: func.func @colsums
+// CHECK:         gpu.launch_func @kernels::@colsums_k0 blocks in (%c2, %c1, %c1) threads in (%c32, %c32_1, %c1)
+// CHECK:         gpu.func @colsums_k0
+// CHECK-SAME:      known_block_size = array<i32: 32, 32, 1>, loopopt.mapping = {region = "one block", threads_y = "i", block_x = "j", thread_x = "j"}
+// CHECK:           %partials = memref.alloca() : memref<32x32xf32, 3 : i64>
+// CHECK-NEXT:      %lane = affine.apply affine_map<(d0, d1) -> (((d0 * 32) + d1))> (%bx, %tx)
+// CHECK-NEXT:      %[[LAST:.*]] = affine.min affine_map<(d0) -> (d0, 44)> (%lane)
+// CHECK-NEXT:      %j = affine.apply affine_map<(d0) -> (d0)> (%[[LAST]])
+// CHECK:           %s = affine.for %i = affine_map<(d0) -> (d0)>(%ty) to 53 step 32 iter_args
+// CHECK:           } {loopopt.name = "i", loopopt.mapping = "threads y reduction"}
+// CHECK-NEXT:      affine.store %s, %partials[%ty, %tx]
+// CHECK:           affine.load %partials[%ty + 16, %tx]
+// CHECK:           affine.load %partials[0, %tx]
+// CHECK:           affine.if affine_set<(d0, d1) : (((d0 * -1) + 44) >= 0, d1 == 0)>(%lane, %ty) {
+// CHECK-NEXT:        affine.store %{{.*}}, %out[%j]
+func.func @colsums(%A: memref<53x45xf32>, %out: memref<45xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %j = 0 to 45 {
+    %s = affine.for %i = 0 to 53 iter_args(%acc = %zero) -> (f32) {
+      %a = affine.load %A[%i, %j] : memref<53x45xf32>
+      %n = arith.addf %acc, %a : f32
+      affine.yield %n : f32
+    } {loopopt.name = "i"}
+    affine.store %s, %out[%j] : memref<45xf32>
+  } {loopopt.name = "j"}
+  return
+}
 // END OF DEFAULT CASES
 
 // -----
