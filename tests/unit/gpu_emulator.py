@@ -19,8 +19,10 @@ read the arguments the runtime copies into them.
 
 from __future__ import annotations
 
+import weakref
+
 from gpu_async_emulator import emulate_async_copies
-from xdsl.dialects import affine, arith, builtin, memref, scf
+from xdsl.dialects import affine, arith, builtin, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -42,6 +44,10 @@ UNIFORM_READS = frozenset(
 
 
 _ID_MAP = builtin.AffineMapAttr(AffineMap.identity(3))
+_GLOBAL = IntegerAttr(1, 64)
+"""Global memory's address space, as memref types spell it."""
+_BUFFERS: weakref.WeakKeyDictionary[Block, dict[str, SSAValue]] = weakref.WeakKeyDictionary()
+"""The buffer standing for each global-memory array, by launching function's body."""
 
 
 def _load_saved(buffer: SSAValue, ids: dict[str, SSAValue]) -> affine.LoadOp:
@@ -102,6 +108,7 @@ def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool)
     for arg, value in zip(entry.args, launch.kernelOperands, strict=True):
         arg.replace_all_uses_with(value)
     _constants_as_arguments(entry, kernel, launch)
+    _globals_as_buffers(entry, launch)
     sizes = _block_sizes(launch)
     emulate_async_copies(entry, sizes)
     for op in list(entry.ops):
@@ -132,6 +139,30 @@ def _constants_as_arguments(entry: Block, kernel: gpu.FuncOp, launch: gpu.Launch
             op.memref.replace_all_uses_with(copied[op.name_.string_value()])
             op.detach()
             op.erase()
+
+
+def _globals_as_buffers(entry: Block, launch: gpu.LaunchFuncOp) -> None:
+    """Global-memory arrays of the kernels' module (a grid reduction's partial results) become
+    one buffer per array at the start of the launching function, which every launch shares."""
+    host = launch.parent_op()
+    while host is not None and not isinstance(host, func.FuncOp):
+        host = host.parent_op()
+    assert host is not None
+    top = host.body.block
+    for op in list(entry.walk()):
+        if not isinstance(op, memref.GetGlobalOp) or op.memref.type.memory_space != _GLOBAL:
+            continue
+        buffers = _BUFFERS.setdefault(top, {})
+        name = op.name_.string_value()
+        if name not in buffers:
+            t = op.memref.type
+            buffer = memref.AllocaOp.get(t.element_type, shape=t.get_shape())
+            assert top.first_op is not None
+            top.insert_op_before(buffer, top.first_op)
+            buffers[name] = buffer.memref
+        op.memref.replace_all_uses_with(buffers[name])
+        op.detach()
+        op.erase()
 
 
 def _block_sizes(launch: gpu.LaunchFuncOp) -> dict[str, int]:

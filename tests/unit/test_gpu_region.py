@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.loops import gpu_region
+from loopopt.loops import gpu_grid, gpu_region
 from loopopt.loops.gpu_host import Host, HostLoop, Kernel, Planner, Region
 from loopopt.loops.gpu_map import MAPPING
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
@@ -323,3 +323,46 @@ def test_lanes_only_where_a_thread_per_column_leaves_the_gpu_idle() -> None:
     wide = wide.replace("to 45", "to 300000").replace("to 53", "to 3")
     (summary,) = mappings(mapped(wide))
     assert summary == {"block_x": "j_t", "thread_x": "j"}
+
+
+TOTAL = """
+func.func @total(%X: memref<70001xf32>, %out: memref<2xf32>) {
+  %one = arith.constant 1.0 : f32
+  %big = arith.constant -1.0e30 : f32
+  %s, %m = affine.for %i = 0 to 70001 iter_args(%acc = %one, %top = %big) -> (f32, f32) {
+    %x = affine.load %X[%i] : memref<70001xf32>
+    %a = arith.addf %acc, %x : f32
+    %t = arith.maximumf %top, %x : f32
+    affine.yield %a, %t : f32, f32
+  } {loopopt.name = "i"}
+  affine.store %s, %out[0] : memref<2xf32>
+  affine.store %m, %out[1] : memref<2xf32>
+  return
+}
+"""
+
+
+def test_a_large_reduction_is_shared_out_over_a_grid(rng: np.random.Generator) -> None:
+    """A sum (from 1.0) and a max of 70001 elements: a grid kernel writes one partial result
+    per block to global-memory arrays of the module; the region combines them in order."""
+    module = mapped(TOTAL, region_threads=32)
+    grid, region = mappings(module)
+    assert grid == {"grid_reduction": "i", "blocks": "partials"}
+    assert region == {"region": "one block", "threads_x": "i_blocks"}
+    globals_ = [op for op in module.walk() if op.name == "memref.global"]
+    names = [g.sym_name.data for g in globals_]  # type: ignore[attr-defined]
+    assert sorted(names) == ["__partials_0", "__partials_1"]
+    arrays = [rng.standard_normal(70001).astype(np.float32), np.zeros(2, np.float32)]
+    expected = [arrays[0].astype(np.float64).sum() + 1.0, arrays[0].max()]
+    for reverse in (False, True):
+        module = mapped(TOTAL, region_threads=32)
+        emulate(module, reverse=reverse)
+        got = [a.copy() for a in arrays]
+        run_function(module, "total", got)
+        np.testing.assert_allclose(got[1], expected, rtol=1e-5)
+
+
+def test_small_or_dependent_reductions_stay_in_the_region() -> None:
+    small = TOTAL.replace("70001", "1000")
+    assert "grid_reduction" not in mappings(mapped(small))[0]
+    assert gpu_grid.grid_reducible(parsed(TOTAL).body.block.first_op) is None  # a func, no loop

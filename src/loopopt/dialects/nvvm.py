@@ -205,6 +205,8 @@ class ShflSyncOp(NvvmIntrinsicOp):
 
 CP_ASYNC_SIZES = (4, 8, 16)
 """Bytes one cp.async copies; `cg` (bypass L1, cache in L2 only) copies 16."""
+GLOBAL_SPACE = 1
+"""NVVM's address space of global memory."""
 SHARED_SPACE = 3
 
 

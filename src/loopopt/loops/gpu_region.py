@@ -86,15 +86,18 @@ REGION = "region"
 class Threads:
     """The threads of a block that share out a region: thread id `index` (along `axis`) of
     `count`. With `lanes` > 1, the block runs that many regions side by side, one per value of
-    the thread id `lane` (along x), each with its own partial results; `valid` (a value and a
-    trip count) says which lanes hold a real iteration: only those store."""
+    the thread id `lane` (along x), each with its own partial results."""
 
     index: SSAValue
     count: int
     axis: str = "x"
     lane: SSAValue | None = None
     lanes: int = 1
-    valid: tuple[SSAValue, int] | None = None
+    first: SSAValue | None = None
+    """The first iteration a thread's share of a loop starts at, when not `index` (a grid-wide
+    share: block × count + index)."""
+    stride: int = 0
+    """The iterations between two of a thread's share, when not `count`."""
 
 
 def wrap(ops: Sequence[Operation]) -> affine.ForOp:
@@ -281,10 +284,11 @@ def _spread_bounds(
     loop: affine.ForOp, threads: Threads, inits: Sequence[SSAValue] | None
 ) -> affine.ForOp:
     builder = BoundBuilder()
-    t = builder.dim(threads.index)
+    t = builder.dim(threads.index if threads.first is None else threads.first)
     step = step_of(loop)
     lows = [e + t * step for e in builder.results_of(lower_bound(loop))]
-    return replace_bounds(loop, builder.build(lows), upper_bound(loop), step * threads.count, inits)
+    stride = threads.stride or threads.count
+    return replace_bounds(loop, builder.build(lows), upper_bound(loop), step * stride, inits)
 
 
 def _workgroup() -> IntegerAttr:

@@ -1,4 +1,6 @@
-"""Constant-memory (address space 4) arrays of GPU kernels: globals the host fills before launch.
+"""Module-scope arrays of GPU kernels: constant memory (address space 4) that the host fills before
+launch, and global memory (address space 1) that kernels of one module share (the partial results
+of a grid-wide reduction, loops/gpu_grid.py).
 
 Before:  memref.global "public" @__const_k_F : memref<8x8xf32, 4> = uninitialized  (in gpu.module)
          %F_const = memref.get_global @__const_k_F : memref<8x8xf32, 4>            (in kernel @k)
@@ -34,9 +36,12 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.nvvm import GLOBAL_SPACE
 from loopopt.lowering.llvm_common import LoweringState, MemrefInfo, convert_scalar_type
 
 CONSTANT_SPACE = 4
+DEVICE_SPACES = (GLOBAL_SPACE, CONSTANT_SPACE)
+"""Address spaces of the module-scope arrays lowered here."""
 CONSTANT_BANK_BYTES = 64 * 1024
 """Bytes of constant memory the globals of one module (PTX `.const`) may have."""
 CONSTANT_ARGS_ATTR = "loopopt.constant_args"
@@ -46,19 +51,27 @@ before each launch."""
 
 def is_constant_space(t: Attribute) -> bool:
     """Is `t` a memref in constant memory (memory space 4)?"""
+    return space_of(t) == CONSTANT_SPACE
+
+
+def space_of(t: Attribute) -> int | None:
+    """The integer memory space of a memref type (None: none, or not a memref)."""
     if not isinstance(t, MemRefType):
-        return False
+        return None
     space = t.memory_space
-    return isinstance(space, IntegerAttr) and space.value.data == CONSTANT_SPACE
+    return space.value.data if isinstance(space, IntegerAttr) else None
 
 
 def lower_constant_globals(gmod: gpu.ModuleOp) -> None:
-    """Replace each memref.global in constant memory of `gmod` by its llvm.mlir.global."""
+    """Replace each memref.global in constant or global memory of `gmod` by its
+    llvm.mlir.global (zero-initialized)."""
     for op in list(gmod.body.block.ops):
-        if not isinstance(op, memref.GlobalOp) or not is_constant_space(op.type):
+        if not isinstance(op, memref.GlobalOp) or space_of(op.type) not in DEVICE_SPACES:
             continue
+        space = space_of(op.type)
+        assert space is not None
         if not isinstance(op.initial_value, UnitAttr):
-            raise LoopoptError("a constant-memory global takes no initial value", op=op)
+            raise LoopoptError("a device global takes no initial value", op=op)
         t = op.type
         count = 1
         for size in t.get_shape():
@@ -70,7 +83,7 @@ def lower_constant_globals(gmod: gpu.ModuleOp) -> None:
             llvm.LLVMArrayType(count, element),
             op.sym_name.data,
             "weak",
-            addr_space=CONSTANT_SPACE,
+            addr_space=space,
             value=value,
         )
         new.location = op.location
@@ -81,18 +94,19 @@ def lower_constant_globals(gmod: gpu.ModuleOp) -> None:
 
 @dataclass
 class GetGlobalLowering(RewritePattern):
-    """memref.get_global of a constant-memory global → its `ptr addrspace(4)` (others are left
-    alone: the host lowering has no globals)."""
+    """memref.get_global of a constant- or global-memory global → its `ptr addrspace(4)` or
+    `ptr addrspace(1)` (others are left alone: the host lowering has no globals)."""
 
     state: LoweringState
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.GetGlobalOp, rewriter: PatternRewriter, /) -> None:
         t = op.memref.type
-        if not is_constant_space(t):
+        space = space_of(t)
+        if space not in DEVICE_SPACES:
             return
-        assert isinstance(t, MemRefType)
-        pointer = llvm.LLVMPointerType(IntAttr(CONSTANT_SPACE))
+        assert isinstance(t, MemRefType) and space is not None
+        pointer = llvm.LLVMPointerType(IntAttr(space))
         address = llvm.AddressOfOp(op.name_.root_reference, pointer)
         # A no-op cast to the opaque `ptr addrspace(4)`: llvmlite types the global's address by
         # its array type.

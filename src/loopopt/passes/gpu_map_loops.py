@@ -44,13 +44,15 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func
+from xdsl.dialects import affine, arith, builtin, func
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i32
 from xdsl.ir import Operation, SSAValue
 
 from loopopt.analysis.access import collect_accesses
+from loopopt.analysis.reduction import Reduction
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.loops.gpu_grid import GRID_BLOCKS, grid_reducible, map_grid, scratch, split_off
 from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
 from loopopt.loops.gpu_map import MAPPING, MappedDim, constant_trip, launch_sizes, realize
@@ -219,6 +221,9 @@ class _Host:
         self.launch_bounds(kernel, LANE_WIDTH * mapped)
 
     def region(self, item: Region) -> None:
+        found = grid_reducible(item.ops[0])
+        if found is not None and self.options.region_threads > 1:
+            item.ops[0] = self.grid_reduction(item.ops[0], found)  # type: ignore[arg-type]
         loop = wrap(item.ops)
         one = self.constant(1, loop)
         threads = self.constant(self.options.region_threads, loop)
@@ -226,6 +231,20 @@ class _Host:
         mapped = map_region(kernel, loop, self.options.region_threads, self.options.name)
         self.set_threads(launch, threads, mapped, one)
         self.launch_bounds(kernel, mapped)
+
+    def grid_reduction(self, loop: affine.ForOp, found: list[Reduction]) -> affine.ForOp:
+        """Launch a grid that reduces `loop` into partial results; the loop that combines
+        them takes `loop`'s place in the region (loops/gpu_grid)."""
+        names = scratch(kernel_module(self.module), loop, found)
+        grid, combine = split_off(loop, found, names)
+        threads = self.options.region_threads
+        blocks = self.constant(GRID_BLOCKS, grid)
+        width = self.constant(threads, grid)
+        one = self.constant(1, grid)
+        kernel, _ = self.outline(grid, [blocks, one, one], [width, one, one], None)
+        map_grid(kernel, grid, found, names, threads)
+        self.launch_bounds(kernel, threads)
+        return combine
 
     def set_threads(
         self, launch: gpu.LaunchFuncOp, threads: SSAValue, mapped: int, one: SSAValue

@@ -403,6 +403,41 @@ func.func @colsums(%A: memref<53x45xf32>, %out: memref<45xf32>) {
   } {loopopt.name = "j"}
   return
 }
+
+// -----
+
+// A sum of 2^18 elements at the start of a region: one block would read it alone, so a grid
+// of 1024 blocks does (thread tx of block bx from element bx * 256 + tx, step 1024 * 256),
+// each block combines its 256 sums and thread 0 stores the block's in @__partials_0, an array
+// in global memory (space 1) of the kernels' module. The region then sums the 1024 partial
+// results in order (a loop its threads share out) onto the initial 0.0 and stores it.
+// CHECK-LABEL: func.func @grid_sum
+// CHECK:         gpu.launch_func @kernels::@grid_sum_k0 blocks in (%c1024, %c1, %c1) threads in (%c256, %c1, %c1) args(%X : memref<262144xf32>)
+// CHECK:         gpu.launch_func @kernels::@grid_sum_k1 blocks in (%c1_1, %c1_1, %c1_1) threads in (%c256_1, %c1_1, %c1_1) args(%out : memref<1xf32>)
+// CHECK:         "memref.global"() <{sym_name = "__partials_0", type = memref<1024xf32, 1 : i64>, initial_value, sym_visibility = "private"}> : () -> ()
+// CHECK:         gpu.func @grid_sum_k0
+// CHECK-SAME:      loopopt.mapping = {grid_reduction = "i", blocks = "partials"}
+// CHECK:           %g = affine.apply affine_map<(d0, d1) -> (((d0 * 256) + d1))> (%bx, %tx)
+// CHECK:           %s = affine.for %i = affine_map<(d0) -> (d0)>(%g) to 262144 step 262144 iter_args
+// CHECK:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
+// CHECK-NEXT:        %[[P:.*]] = memref.get_global @__partials_0 : memref<1024xf32, 1 : i64>
+// CHECK-NEXT:        affine.store %{{.*}}, %[[P]][%bx] : memref<1024xf32, 1 : i64>
+// CHECK:         gpu.func @grid_sum_k1
+// CHECK-SAME:      loopopt.mapping = {region = "one block", threads_x = "i_blocks"}
+// CHECK:           affine.for %i_blocks = affine_map<(d0) -> (d0)>(%tx) to 1024 step 256 iter_args
+// CHECK-NEXT:        %[[Q:.*]] = memref.get_global @__partials_0
+// CHECK-NEXT:        affine.load %[[Q]][%i_blocks]
+// CHECK:           affine.store %{{.*}}, %out[0]
+func.func @grid_sum(%X: memref<262144xf32>, %out: memref<1xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s = affine.for %i = 0 to 262144 iter_args(%acc = %zero) -> (f32) {
+    %x = affine.load %X[%i] : memref<262144xf32>
+    %a = arith.addf %acc, %x : f32
+    affine.yield %a : f32
+  } {loopopt.name = "i"}
+  affine.store %s, %out[0] : memref<1xf32>
+  return
+}
 // END OF DEFAULT CASES
 
 // -----
