@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 from equivalence import run
 from gpu_emulator import emulate
+from hypothesis import event, given, note, settings
+from hypothesis import strategies as st
+from nestgen import nests
 from xdsl.dialects import affine, func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
@@ -17,7 +20,7 @@ from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops import gpu_grid, gpu_region
 from loopopt.loops.gpu_host import Host, HostLoop, Kernel, Planner, Region
 from loopopt.loops.gpu_map import MAPPING
-from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
+from loopopt.passes.gpu_map_loops import REDUCTIONS, GpuMapLoopsPass
 from loopopt.runtime.cpu import run_function
 
 LU_SHAPE = """
@@ -366,3 +369,27 @@ def test_small_or_dependent_reductions_stay_in_the_region() -> None:
     small = TOTAL.replace("70001", "1000")
     assert "grid_reduction" not in mappings(mapped(small))[0]
     assert gpu_grid.grid_reducible(parsed(TOTAL).body.block.first_op) is None  # a func, no loop
+
+
+@settings(max_examples=80)
+@given(st.data())
+def test_random_nests_map_whole_and_compute_what_they_did(data: st.DataObject) -> None:
+    """Property: any random affine nest (imperfect, triangular, carrying dependences or not)
+    maps onto the GPU whole, whatever the strategy and the threads per region, and the
+    emulated kernels, with their threads in either order, compute what the nest computes."""
+    nest = data.draw(nests(), label="nest")
+    threads = data.draw(st.sampled_from([1, 3, 32]), label="region_threads")
+    strategy = data.draw(st.sampled_from(REDUCTIONS), label="reductions")
+    reverse = data.draw(st.booleans(), label="reverse")
+    text = nest.mlir()
+    note(text)
+    module = mapped(text, region_threads=threads, reductions=strategy)
+    kinds = {k for summary in mappings(module) for k in summary}
+    event("region" if "region" in kinds else "kernels only")
+    arrays = nest.arrays(seed=len(text))
+    expected = run(text, "nest", [a.copy() for a in arrays])
+    emulate(module, reverse=reverse)
+    got = [a.copy() for a in arrays]
+    run_function(module, "nest", got)
+    for e, g in zip(expected, got, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)

@@ -70,11 +70,14 @@ def thread_local(dep: Dependence, thread_loops: Sequence[affine.ForOp]) -> bool:
 def dependence_requirements(
     root: Operation, thread_loops: Sequence[affine.ForOp]
 ) -> list[Requirement]:
-    """The requirements from the dependences of `root` (run before the loops are mapped)."""
+    """The requirements from the dependences of `root` (run before the loops are mapped).
+    Dependences carried by loops around `root` are left out: those loops stay on the host, and
+    each of their iterations launches the kernel anew."""
     return [
         Requirement(dep.source.op, dep.sink.op, dep.carrier, dep.describe())
         for dep in dependences(root)
         if not thread_local(dep, thread_loops)
+        and (dep.carrier is None or root.is_ancestor(dep.carrier))
     ]
 
 

@@ -31,7 +31,12 @@ from loopopt.analysis.divergence import check_barriers
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.affine_maps import BoundBuilder
-from loopopt.loops.gpu_barrier import dependence_requirements, place_barriers, shared_requirements
+from loopopt.loops.gpu_barrier import (
+    Requirement,
+    dependence_requirements,
+    place_barriers,
+    shared_requirements,
+)
 from loopopt.loops.gpu_copy import spread_copy
 from loopopt.loops.gpu_map import (
     MAPPING,
@@ -178,13 +183,17 @@ def map_kernel(
     dims: list[MappedDim],
     pass_name: str,
     copy_vector: int = 1,
+    requirements: list[Requirement] | None = None,
 ) -> None:
-    """Map the outlined nest `root` of `kernel` onto blocks and threads (see the docstring)."""
+    """Map the outlined nest `root` of `kernel` onto blocks and threads (see the docstring).
+    `requirements`: the nest's `dependence_requirements`, taken before it was outlined, where
+    the loops around it bound its parameters (default: taken here, without them)."""
     depth = {op: len(enclosing_loops(op)) for d in dims for op in (d.tile, d.point)}
     points = [d.point for d in dims]
     thread_root = min(points, key=lambda p: depth[p])
     level = scan_block_level(root, thread_root, pass_name)
-    requirements = dependence_requirements(root, points)
+    if requirements is None:
+        requirements = dependence_requirements(root, points)
     summary: dict[str, Attribute] = {}
     for dim in sorted(dims, key=lambda d: d.axis):
         summary[f"block_{dim.axis}"] = StringAttr(describe_loop(dim.tile))

@@ -52,6 +52,7 @@ from loopopt.analysis.access import collect_accesses
 from loopopt.analysis.reduction import Reduction
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.loops.gpu_barrier import dependence_requirements
 from loopopt.loops.gpu_grid import GRID_BLOCKS, grid_reducible, map_grid, scratch, split_off
 from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
@@ -175,8 +176,13 @@ class _Host:
             nest_root.erase()
             return
         sizes = launch_sizes(dims, nest_root)
+        # Dependences are taken here, where the host loops around the nest bound its
+        # parameters (in the kernel they would be free symbols).
+        requirements = dependence_requirements(nest_root, [dim.point for dim in dims])
         kernel, _ = self.outline(nest_root, sizes.grid, sizes.block, sizes.nonempty)
-        map_kernel(kernel, nest_root, dims, self.options.name, self.options.copy_vector)
+        map_kernel(
+            kernel, nest_root, dims, self.options.name, self.options.copy_vector, requirements
+        )
         if self.options.copy_vector > 1:
             kernel.attributes[POINTER_ALIGN_ATTR] = IntegerAttr(VECTOR_BYTES, i32)
         self.launch_bounds(kernel, math.prod(dim.block for dim in dims))
