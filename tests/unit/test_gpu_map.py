@@ -344,13 +344,42 @@ def test_captured_values_become_arguments_and_constants_are_cloned() -> None:
     assert "gpu.container_module" in module.attributes
 
 
-def test_host_loop_iv_is_a_kernel_argument() -> None:
+def test_a_parallel_loop_moves_outside_the_loop_carrying_a_dependence() -> None:
+    """t carries A[t - 1, i] → A[t, i] with direction (<, =): i may move outward, and the
+    nest becomes one kernel (a thread per i, t sequential in it) instead of 7 launches."""
     text = """
 func.func @steps(%A: memref<8x32xf32>) {
   affine.for %t = 1 to 8 {
     affine.for %i = 0 to 32 {
       %u = affine.apply affine_map<(d0) -> (d0 - 1)>(%t)
       %p = affine.load %A[%u, %i] : memref<8x32xf32>
+      affine.store %p, %A[%t, %i] : memref<8x32xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
+"""
+    module = mapped(text)
+    (launch,) = launches(module)
+    assert not any(isinstance(op, affine.ForOp) for op in the_host_ops(module))
+    (kernel,) = kernels_of(module)
+    assert mapping(kernel) == {"block_x": "i_t", "thread_x": "i"}
+    t = find_loop(kernel, "t", "test")
+    assert t.attributes[MAPPING] == StringAttr("sequential")
+
+
+def the_host_ops(module: ModuleOp) -> list[Operation]:
+    return [op for op in module.walk() if not any(k.is_ancestor(op) for k in kernels_of(module))]
+
+
+def test_host_loop_iv_is_a_kernel_argument() -> None:
+    # A[t - 1, i + 1] → A[t, i] has direction (<, >): i cannot move outside t.
+    text = """
+func.func @steps(%A: memref<8x32xf32>) {
+  affine.for %t = 1 to 8 {
+    affine.for %i = 0 to 31 {
+      %u = affine.apply affine_map<(d0) -> (d0 - 1)>(%t)
+      %p = affine.load %A[%u, %i + 1] : memref<8x32xf32>
       affine.store %p, %A[%t, %i] : memref<8x32xf32>
     } {loopopt.name = "i"}
   } {loopopt.name = "t"}

@@ -10,15 +10,16 @@
         affine.for %j = %i to 8 { … } } }          Kernel  (a parallel band: grid of blocks)
 
 The ops of a host block are sorted into items: a `Kernel` is a nest whose outer loops carry no
-dependence (loops/gpu_plan maps it); a `HostLoop` carries a dependence, has no iter_args and
-bounds the host computes, and holds some kernel: it stays on the host around the launches of
-its body; pure ops without regions stay on the host (`Host`); everything else (memory access
-outside parallel loops, recurrences, loops the host cannot run) is `Region` code, which runs
-on the device in single-block kernels (loops/gpu_region). Values cannot cross from a kernel to
-the host or to another kernel, so the items from a region op to any later op that uses one of
-its values become one region, until nothing crosses; a block whose terminator uses a region's
-value cannot be split and runs whole as a region of its parent. Kernel launches already made
-(an earlier run of the pass) stay as they are.
+dependence (loops/gpu_plan maps it; parallel loops of its perfect band that lie inside a loop
+carrying a dependence move outward first, where legal: `parallel_first`); a `HostLoop` carries a
+dependence, has no iter_args and bounds the host computes, and holds some kernel: it stays on
+the host around the launches of its body; pure ops without regions stay on the host (`Host`);
+everything else (memory access outside parallel loops, recurrences, loops the host cannot run)
+is `Region` code, which runs on the device in single-block kernels (loops/gpu_region). Values
+cannot cross from a kernel to the host or to another kernel, so the items from a region op to
+any later op that uses one of its values become one region, until nothing crosses; a block whose
+terminator uses a region's value cannot be split and runs whole as a region of its parent.
+Kernel launches already made (an earlier run of the pass) stay as they are.
 
 Not checked here: resource limits of the kernels (gpu_plan and the backend check those).
 """
@@ -32,8 +33,13 @@ from xdsl.dialects import affine
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free
 
+from loopopt.analysis.legality import require_permutation_legal
+from loopopt.analysis.parallel import parallel_loops
+from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.gpu_plan import KernelPlan, plan_kernel
+from loopopt.loops.interchange import permute_band
+from loopopt.loops.nest import perfect_band
 from loopopt.loops.outline import captured_values
 
 
@@ -103,6 +109,7 @@ class Planner:
         if any(isinstance(inner, gpu.LaunchFuncOp) for inner in op.walk()):
             return Host(op)
         if isinstance(op, affine.ForOp):
+            op = parallel_first(op, self.pass_name)
             plan = plan_kernel(op, self.block_sizes, self.grid, self.pass_name)
             if plan is not None:
                 return Kernel(op, plan)
@@ -114,6 +121,26 @@ class Planner:
         if not op.regions and is_side_effect_free(op):
             return Host(op)
         return Region([op])
+
+
+def parallel_first(root: affine.ForOp, pass_name: str) -> affine.ForOp:
+    """Where a parallel loop of `root`'s perfect band lies inside one that carries a
+    dependence (`for i, k, j` of a matmul), move the parallel loops outward (`i, j, k`) when
+    the exact analysis proves the permutation legal, so that the kernel gets them all; the new
+    outermost loop (or `root`, unchanged)."""
+    band = perfect_band(root)
+    parallel = set(parallel_loops(root))
+    flags = [loop in parallel for loop in band]
+    if all(flags) or not any(flags[flags.index(False) :]):
+        return root
+    depths = range(len(band))
+    order = [d for d in depths if flags[d]] + [d for d in depths if not flags[d]]
+    permutation = [order.index(d) for d in range(len(band))]
+    try:
+        require_permutation_legal(band, permutation, pass_name)
+        return permute_band(band, permutation, pass_name)[0]
+    except LoopoptError:
+        return root
 
 
 def defined_values(item: Item) -> list[SSAValue]:
