@@ -61,6 +61,16 @@ def mvt(x1, x2, y1, y2, A):
             x2[i] += A[j, i] * y2[j]
 
 
+def gesummv(alpha, beta, A, B, tmp, x, y):
+    for i in range(A.shape[0]):
+        tmp[i] = 0.0
+        y[i] = 0.0
+        for j in range(A.shape[1]):
+            tmp[i] = A[i, j] * x[j] + tmp[i]
+            y[i] = B[i, j] * x[j] + y[i]
+        y[i] = alpha * tmp[i] + beta * y[i]
+
+
 def total(X, out):
     s = 0.0
     for i in range(X.shape[0]):
@@ -132,6 +142,16 @@ def programs(n: int, big: int) -> list[Program]:
             lambda a: [d(a[0]) + d(a[4]) @ d(a[2]), d(a[1]) + d(a[4]).T @ d(a[3])],
             [0, 1],
             lambda a: (torch.addmv(a[0], a[4], a[2]), torch.addmv(a[1], a[4].T, a[3])),
+        ),
+        Program(
+            f"gesummv {n}²",
+            gesummv,
+            lambda: [1.5, 1.2, _r(n, n), _r(n, n), _nan(n), _r(n), _nan(n)],
+            lambda a: [a[0] * (d(a[2]) @ d(a[5])) + a[1] * (d(a[3]) @ d(a[5]))],
+            [6],
+            lambda a: torch.add(
+                torch.mv(a[2], a[5]), torch.mv(a[3], a[5]), alpha=a[1] / a[0], out=a[4]
+            ).mul_(a[0]),
         ),
         Program(
             f"sum 2^{big.bit_length() - 1}",
