@@ -1,19 +1,21 @@
-"""loop-skew: the utility (loops/skew.py) and the wavefront analysis (analysis/legality.py)."""
+"""loop-skew: the utility (loops/skew.py), the wavefront analysis (analysis/legality.py), the
+pass, and execution equivalence on random inputs."""
 
 from __future__ import annotations
 
 import kernels
 import numpy as np
 import pytest
-from equivalence import run
+from equivalence import assert_equivalent, run, transform
 from test_tile import iteration_points
 
 from loopopt.analysis.legality import require_wavefront, wavefront_blockers, wavefront_factor
 from loopopt.analysis.parallel import is_parallel
-from loopopt.context import parse_module
+from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
 from loopopt.loops.nest import PARALLEL, find_loop, iv, loop_name
 from loopopt.loops.skew import check_wavefront, skew, wavefront
+from loopopt.passes.loop_skew import LoopSkewPass
 
 # A stepped, triangular pair with a symbolic bound and an order-sensitive body: out[0] is
 # updated in every iteration, so any change of order shows in the result.
@@ -220,3 +222,56 @@ def test_require_wavefront_names_the_dependence() -> None:
     _, i, j = _pair(REDUCTION_PAIR)
     with pytest.raises(IllegalTransformError, match="moves loop j, which carries iter_args"):
         require_wavefront([i, j], 1, "test")
+
+
+# ---------------------------------------------------------------- the pass
+
+
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        "loop-skew{loops=i,j factor=1}",
+        "loop-skew{loops=i,j factor=3}",
+        "loop-skew{loops=t,i factor=2}",
+        "loop-skew{loops=i,j factor=auto wavefront}",
+        "loop-skew{loops=i,j factor=3 wavefront}",
+        "loop-skew{loops=i,j factor=2},loop-interchange{loops=i,j_sk permutation=1,0}",
+        "loop-skew{loops=i,j factor=auto wavefront},loop-tile{tile-sizes=4 loops=j_sk}",
+    ],
+)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_pass_on_seidel(pipeline: str, dynamic: bool, rng: np.random.Generator) -> None:
+    text, name, arrays = kernels.seidel_2d(3, 13, 10, rng, dynamic=dynamic)
+    assert_equivalent(text, name, arrays, pipeline)
+
+
+def test_pass_on_other_nests(rng: np.random.Generator) -> None:
+    text, name, arrays = kernels.matmul(13, 11, 9, rng)
+    assert_equivalent(text, name, arrays, "loop-skew{loops=i,j factor=2}")
+    assert_equivalent(text, name, arrays, "loop-skew{loops=j,k factor=3 wavefront}")
+    text, name, arrays = kernels.syrk(12, 5, rng)  # triangular
+    assert_equivalent(text, name, arrays, "loop-skew{loops=i,j factor=auto wavefront}")
+    text, name, arrays = kernels.wavefront(11, 7, rng)
+    after = assert_equivalent(text, name, arrays, "loop-skew{loops=i,j factor=auto wavefront}")
+    assert "step" not in after
+    text = STEPPED.replace("%n step 2", "%n")
+    arrays = [rng.standard_normal((40, 40)).astype(np.float32), np.zeros(1, np.float32), 29]
+    assert_equivalent(text, "stepped", arrays, "loop-skew{loops=i,j factor=2}")
+
+
+def test_pass_refusals_come_before_any_change(rng: np.random.Generator) -> None:
+    # two pairs named i, j: the second is refused, so the first is not changed either
+    text, _, _ = kernels.seidel_2d(2, 9, 7, rng)
+    other = FIVE_POINT.replace("@five", "@other").replace("%A[%i - 1, %j]", "%A[%i - 1, %j + 2]")
+    module_text = text.rstrip() + "\n" + other
+    module = parse_module(module_text)
+    before = str(module)
+    with pytest.raises(IllegalTransformError, match="factor=3 would make it parallel"):
+        LoopSkewPass(loops=("i", "j"), factor=2, wavefront=True).apply(make_context(), module)
+    assert str(module) == before
+    with pytest.raises(LoopoptError, match="do not form a perfect nest"):
+        transform(text, "loop-skew{loops=t,j}")
+    with pytest.raises(LoopoptError, match="no function named 'nope'"):
+        transform(text, "loop-skew{loops=i,j func=nope}")
+    after = transform(module_text, "loop-skew{loops=i,j factor=auto func=other}")
+    assert after.count('"j_sk"') == 1
