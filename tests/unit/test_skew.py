@@ -1,12 +1,18 @@
 """loop-skew: the utility (loops/skew.py), the wavefront analysis (analysis/legality.py), the
-pass, and execution equivalence on random inputs."""
+pass, execution equivalence on random inputs, and a property test over random 2-deep nests."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import kernels
 import numpy as np
 import pytest
 from equivalence import assert_equivalent, run, transform
+from gpu_emulator import emulate
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+from nestgen import nests
 from test_tile import iteration_points
 
 from loopopt.analysis.legality import require_wavefront, wavefront_blockers, wavefront_factor
@@ -275,3 +281,84 @@ def test_pass_refusals_come_before_any_change(rng: np.random.Generator) -> None:
         transform(text, "loop-skew{loops=i,j func=nope}")
     after = transform(module_text, "loop-skew{loops=i,j factor=auto func=other}")
     assert after.count('"j_sk"') == 1
+
+
+# ---------------------------------------------------------------- the wavefront on the GPU
+
+WAVEFRONTS = [
+    "loop-skew{loops=i,j factor=auto wavefront}",
+    "loop-skew{loops=i,j factor=2},loop-interchange{loops=i,j_sk permutation=1,0}",
+]
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "dynamic", "options"),
+    [
+        (WAVEFRONTS[0], False, ""),
+        (WAVEFRONTS[1], True, ""),
+        (WAVEFRONTS[0], True, "{block=4}"),
+        (WAVEFRONTS[1], False, "{block=4 grid=2}"),
+    ],
+)
+def test_seidel_wavefront_maps_to_host_loops_around_kernels(
+    pipeline: str, dynamic: bool, options: str, rng: np.random.Generator
+) -> None:
+    """seidel-2d skewed by 2 and interchanged: gpu-map-loops keeps t and j_sk on the host and
+    launches a kernel over i per step; emulated on the CPU, threads in both orders, it
+    computes what the original computes (13 x 10 and 17 x 11: no size a multiple of 4)."""
+    m, n = (17, 11) if dynamic else (13, 10)
+    text, name, arrays = kernels.seidel_2d(3, m, n, rng, dynamic=dynamic)
+    marked = transform(text, pipeline + ",loop-mark-parallel")
+    assert 'loopopt.name = "i", loopopt.parallel}' in marked
+    assert 'loopopt.name = "j_sk"}' in marked
+    mapped = transform(text, f"{pipeline},gpu-map-loops{options}")
+    assert mapped.count('loopopt.mapping = "host"') == 2  # t and j_sk
+    assert mapped.count("gpu.launch_func") == 1
+    assert 'loopopt.mapping = {block_x = "i_t", thread_x = "i"}' in mapped
+    expected = run(text, name, arrays)
+    for reverse in (False, True):
+        module = parse_module(mapped)
+        emulate(module, reverse=reverse)
+        got = run(str(module), name, arrays)
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_without_the_wavefront_seidel_runs_on_one_thread(rng: np.random.Generator) -> None:
+    text, _, _ = kernels.seidel_2d(3, 13, 10, rng)
+    mapped = transform(text, "gpu-map-loops")
+    assert 'mapping = "host"' not in mapped
+    assert 'loopopt.mapping = {region = "one thread"}' in mapped
+
+
+# ---------------------------------------------------------------- the property
+
+
+def test_random_perfect_pairs_skew_to_the_same_results() -> None:
+    """Random 2-deep perfect nests (tests/unit/nestgen.py): a skew always applies and computes
+    what the nest computes; a wavefront is refused with a diagnostic or computes it too."""
+    outcomes: Counter[str] = Counter()
+    pairs = nests().filter(lambda nest: len(nest.loops) == 2 and nest.perfect_depth == 2)
+
+    @settings(max_examples=30, database=None, derandomize=True)
+    @given(nest=pairs, factor=st.integers(1, 3))
+    def check(nest, factor: int) -> None:
+        text = nest.mlir()
+        note(text)
+        arrays = nest.arrays(seed=len(text))
+        expected = run(text, "nest", arrays)
+        for option in (f"factor={factor}", "factor=auto wavefront"):
+            pipeline = f"loop-skew{{loops=l0,l1 {option}}}"
+            try:
+                after = transform(text, pipeline)
+            except LoopoptError as e:
+                assert "wavefront" in option, f"a plain skew was refused: {e.one_line()}"
+                outcomes["refused"] += 1
+                continue
+            outcomes["wavefront" if "wavefront" in option else "skew"] += 1
+            note(f"{pipeline}:\n{after}")
+            for e, g in zip(expected, run(after, "nest", arrays), strict=True):
+                np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=pipeline)
+
+    check()
+    assert outcomes["skew"] >= 25, outcomes  # every example's skew (30 unless cut short)
+    assert outcomes["wavefront"] >= 12, outcomes  # refused: stepped inner loops
