@@ -83,6 +83,7 @@ MATRIX: list[tuple[str, str, str]] = [
     ("wavefront", "loop-peel{loop=j count=2}", "ok"),
     ("wavefront", "loop-tile{tile-sizes=4 loops=j}", "ok"),
     ("wavefront", "loop-skew{loops=i,j factor=auto wavefront}", "ok"),
+    ("wavefront", "loop-skew{loops=i,j factor=2},loop-tile{tile-sizes=4,4}", "ok"),
 ]
 
 
