@@ -144,3 +144,42 @@ func.func @wavefront(%A: memref<{n}x{m}xf32>) {{
 }}
 """
     return text, "wavefront", [_rand(rng, n, m)]
+
+
+def seidel_2d(t: int, m: int, n: int, rng: np.random.Generator, dynamic: bool = False) -> Case:
+    """PolyBench seidel-2d's 9-point Gauss-Seidel sweep on an m x n array, t time steps: within
+    a step, distances (1, -1), (1, 0), (1, 1), (0, 1) over (i, j). `dynamic`: memref<?x?xf32>
+    and the sizes as index arguments (t, m, n)."""
+    ty = "memref<?x?xf32>" if dynamic else f"memref<{m}x{n}xf32>"
+    if dynamic:
+        args = f"%A: {ty}, %tsteps: index, %m: index, %n: index"
+        steps = "%tsteps"
+        rows = "affine_map<()[s0] -> (s0 - 1)>()[%m]"
+        cols = "affine_map<()[s0] -> (s0 - 1)>()[%n]"
+    else:
+        args, steps, rows, cols = f"%A: {ty}", str(t), str(m - 1), str(n - 1)
+    loads, sums = [], []
+    for k, (di, dj) in enumerate((a, b) for a in (-1, 0, 1) for b in (-1, 0, 1)):
+        index = f"%i {'+' if di >= 0 else '-'} {abs(di)}, %j {'+' if dj >= 0 else '-'} {abs(dj)}"
+        loads.append(f"        %a{k} = affine.load %A[{index}] : {ty}")
+    for k in range(1, 9):
+        previous = "%a0" if k == 1 else f"%s{k - 1}"
+        sums.append(f"        %s{k} = arith.addf {previous}, %a{k} : f32")
+    body = "\n".join(loads + sums)
+    text = f"""
+func.func @seidel({args}) {{
+  %nine = arith.constant 9.0 : f32
+  affine.for %t = 0 to {steps} {{
+    affine.for %i = 1 to {rows} {{
+      affine.for %j = 1 to {cols} {{
+{body}
+        %r = arith.divf %s8, %nine : f32
+        affine.store %r, %A[%i, %j] : {ty}
+      }} {{loopopt.name = "j"}}
+    }} {{loopopt.name = "i"}}
+  }} {{loopopt.name = "t"}}
+  return
+}}
+"""
+    arrays: list = [_rand(rng, m, n), t, m, n] if dynamic else [_rand(rng, m, n)]
+    return text, "seidel", arrays

@@ -169,6 +169,7 @@ def pipelines(draw: st.DrawFn, nest: Nest) -> str:
                     "peel",
                     "promote",
                     "mark-parallel",
+                    "skew",
                 ]
             )
         )
@@ -190,6 +191,10 @@ def pipelines(draw: st.DrawFn, nest: Nest) -> str:
             return f"loop-peel{{loop={loop} count={draw(st.sampled_from([-2, -1, 1, 2]))}}}"
         if kind == "full-tiles":
             return "loop-peel{full-tiles}"
+        if kind == "skew" and band >= 2:
+            k = draw(st.integers(0, band - 2))
+            option = draw(st.sampled_from([f"factor={factor}", "factor=auto wavefront"]))
+            return f"loop-skew{{loops={names[k]},{names[k + 1]} {option}}}"
         if kind == "promote":
             return f"promote{{loop={loop}}}"
         return "loop-mark-parallel"

@@ -41,6 +41,7 @@ MATRIX: list[tuple[str, str, str]] = [
     ("matmul", "loop-tile{tile-sizes=8,8,4},promote{loop=j_t arrays=C}", "ok"),
     ("matmul", "loop-tile{tile-sizes=8,8,4},promote{loop=k_t memory-space=shared}", "ok"),
     ("matmul", "loop-mark-parallel,loop-name", "ok"),
+    ("matmul", "loop-skew{loops=i,j factor=3}", "ok"),
     (
         "matmul",
         "loop-tile{tile-sizes=8,8,4},loop-unroll-jam{unroll-jam-factor=2 loop=i},"
@@ -63,6 +64,7 @@ MATRIX: list[tuple[str, str, str]] = [
     ("syrk", "loop-unroll{unroll-factor=4 loop=k}", "ok"),
     ("syrk", "loop-interchange{permutation=0,2,1}", "ok"),
     ("syrk", "loop-peel{loop=j count=1}", "ok"),
+    ("syrk", "loop-skew{loops=i,j factor=auto wavefront}", "ok"),
     ("syrk", "loop-tile{tile-sizes=4,4,3},promote{loop=k_t arrays=A}", "ok"),
     # jacobi: t holds two loops (imperfect nest)
     ("jacobi", "loop-tile{tile-sizes=4 loops=i}", "ok"),
@@ -80,6 +82,8 @@ MATRIX: list[tuple[str, str, str]] = [
     ("wavefront", "loop-unroll{unroll-factor=3 loop=i}", "ok"),
     ("wavefront", "loop-peel{loop=j count=2}", "ok"),
     ("wavefront", "loop-tile{tile-sizes=4 loops=j}", "ok"),
+    ("wavefront", "loop-skew{loops=i,j factor=auto wavefront}", "ok"),
+    ("wavefront", "loop-skew{loops=i,j factor=2},loop-tile{tile-sizes=4,4}", "ok"),
 ]
 
 

@@ -9,6 +9,10 @@ The checks are exact on the isl distance sets of `loopopt.analysis.dependence` (
 direction (<, *) is refused only if some distance in it really goes wrong). Dependences carried
 by loops outside the band are unaffected by what happens inside it and are ignored. A loop with
 iter_args carries a scalar reduction: it may not move within a band, and is not unroll-jammed.
+
+A wavefront (skewing j by factor * i, then interchanging i and j) keeps a dependence of
+distance (di, dj) in order and off the moved-in loop i iff di = 0 or dj + factor * di >= 1
+(`wavefront_blockers`, `wavefront_factor`, `require_wavefront`).
 """
 
 from __future__ import annotations
@@ -143,6 +147,91 @@ def require_permutation_legal(
                 + _reverses(dep),
                 op=band[0],
             )
+
+
+MAX_SKEW_FACTOR = 1 << 16
+"""The largest factor `wavefront_factor` tries (distances that grow with the problem size need
+more than any constant factor)."""
+
+
+def _pair_positions(dep: Dependence, pair: Sequence[affine.ForOp], p: int) -> tuple[int, int]:
+    positions = _in_common(dep, pair, p)
+    if len(positions) != 2:
+        raise LoopoptError(
+            "internal: a dependence of a perfect pair outside its inner loop", op=pair[0]
+        )
+    return positions[0], positions[1]
+
+
+def wavefront_blockers(
+    pair: Sequence[affine.ForOp], factor: int
+) -> tuple[Dependence | None, Dependence | None]:
+    """(reversed, carried): a dependence within the perfect `pair` (i, j) that skewing j by
+    `factor` * i and interchanging would reverse (dj + factor * di < 0 for some distance with
+    di >= 1), and one that would leave i carrying it (dj + factor * di = 0); None where none."""
+    reversed_dep: Dependence | None = None
+    carried_dep: Dependence | None = None
+    for dep, p in _relevant(pair):
+        pi, pj = _pair_positions(dep, pair, p)
+        skewed = f"d{pj} + {factor} * d{pi}"
+        if reversed_dep is None and _meets(dep, [[f"d{pi} >= 1", f"{skewed} < 0"]]):
+            reversed_dep = dep
+        if carried_dep is None and _meets(dep, [[f"d{pi} >= 1", f"{skewed} = 0"]]):
+            carried_dep = dep
+    return reversed_dep, carried_dep
+
+
+def wavefront_factor(pair: Sequence[affine.ForOp]) -> int | None:
+    """The smallest factor >= 1 with which skewing j by factor * i and interchanging the perfect
+    `pair` (i, j) is legal and leaves i parallel; None when no factor up to MAX_SKEW_FACTOR is
+    (a dependence whose distance along j has no lower bound in terms of its distance along i)."""
+    deps = [(dep, *_pair_positions(dep, pair, p)) for dep, p in _relevant(pair)]
+
+    def works(factor: int) -> bool:
+        return not any(
+            _meets(dep, [[f"d{pi} >= 1", f"d{pj} + {factor} * d{pi} <= 0"]])
+            for dep, pi, pj in deps
+        )
+
+    high = 1
+    while not works(high):  # blocked at f means blocked at every smaller f (di >= 1)
+        if high >= MAX_SKEW_FACTOR:
+            return None
+        high *= 2
+    low = high // 2  # fails (or is 0)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if works(middle) else (middle, high)
+    return high
+
+
+def require_wavefront(pair: Sequence[affine.ForOp], factor: int, pass_name: str) -> None:
+    """Wavefront precondition: skewing j by `factor` * i and interchanging the perfect `pair`
+    (i, j) is legal, and i, moved inside, carries no dependence."""
+    outer, inner = pair
+    if inner.inits:
+        raise IllegalTransformError(
+            f"{pass_name}: illegal: wavefront ({_labels(pair)}) moves loop {loop_label(inner)}, "
+            "which carries iter_args (a scalar reduction)",
+            op=outer,
+        )
+    reversed_dep, carried_dep = wavefront_blockers(pair, factor)
+    if reversed_dep is None and carried_dep is None:
+        return
+    needed = wavefront_factor(pair)
+    hint = f"factor={needed} would" if needed is not None else "no factor would"
+    if reversed_dep is not None:
+        raise IllegalTransformError(
+            f"{pass_name}: illegal: skewing ({_labels(pair)}) by {factor} and interchanging "
+            f"reverses {_reverses(reversed_dep)}; {hint} make the wavefront legal",
+            op=outer,
+        )
+    assert carried_dep is not None
+    raise IllegalTransformError(
+        f"{pass_name}: wavefront ({_labels(pair)}) with factor {factor} leaves loop "
+        f"{loop_label(outer)} carrying {_reverses(carried_dep)}; {hint} make it parallel",
+        op=outer,
+    )
 
 
 def jam_item(block: Block, op: Operation) -> int:

@@ -255,13 +255,16 @@ def point_bounds(
 ) -> tuple[Bound, Bound]:
     """A point loop's bounds: [max(tile, lb), min(tile + size * step, ub)); the max only when
     lb uses a loop of the band (`band_ivs`), the min only when `size` may not divide the trip
-    count. With a step s and such an lb (one result l), the start is kept on l's stride:
+    count or lb uses a loop of the band (the tiles then start where the band's lowest lb does,
+    not at each lb: a skewed band `2i to 2i + 12` has a constant trip count all the same).
+    With a step s and such an lb (one result l), the start is kept on l's stride:
     max(l, l + ceildiv(tile - l, s) * s)."""
     builder = BoundBuilder()
     start = builder.dim(tile)
     step = step_of(loop)
     lower = [start]
-    if bound_values(lower_bound(loop)) & set(band_ivs):
+    banded = bool(bound_values(lower_bound(loop)) & set(band_ivs))
+    if banded:
         original = builder.results_of(lower_bound(loop))
         if step == 1:
             lower += original
@@ -270,7 +273,7 @@ def point_bounds(
             lower = [first, first + (start - first).ceil_div(step) * step]
     upper = [start + size * step]
     trip = trip_count(loop)  # also `%t to %t + 128`: a point loop of an outer tiling
-    if trip is None or trip % size != 0:
+    if banded or trip is None or trip % size != 0:  # banded: tiles not aligned to lb
         upper += builder.results_of(upper_bound(loop))
     return builder.build(lower), builder.build(upper)
 
