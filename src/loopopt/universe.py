@@ -21,6 +21,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-unroll-jam": ("loop_unroll_jam", "LoopUnrollJamPass"),
     "loop-interchange": ("loop_interchange", "LoopInterchangePass"),
     "loop-peel": ("loop_peel", "LoopPeelPass"),
+    "loop-distribute": ("loop_distribute", "LoopDistributePass"),
     "pad-tiles": ("pad_tiles", "PadTilesPass"),
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),

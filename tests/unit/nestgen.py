@@ -3,6 +3,7 @@
 A nest has depth 1–4, loops `l0 … l3` (named), constant or triangular bounds (`l_p + c`), steps 1
 or 2, and statements that read and write 1- to 3-D arrays at `l_q + offset` (offsets −1…1, shifted
 into range), placed in the innermost loop or, for imperfect nests, between loops.
+`distribution_nests` gives one loop a body of several statements (loop-distribute).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from hypothesis import strategies as st
+
+Subscript = list[tuple[int, int]]
+"""(loop index, offset) per dimension of an array."""
 
 
 @dataclass
@@ -106,9 +110,8 @@ class Nest:
         return lines
 
 
-@st.composite
-def nests(draw: st.DrawFn) -> Nest:
-    depth = draw(st.integers(1, 4))
+def _loops(draw: st.DrawFn, depth: int) -> list[Loop]:
+    """`depth` nested loops l0 … with constant or triangular bounds and steps 1 or 2."""
     loops: list[Loop] = []
     for k in range(depth):
         lower = draw(st.integers(0, 1))
@@ -122,15 +125,25 @@ def nests(draw: st.DrawFn) -> Nest:
             upper = draw(st.integers(lower + 1, lower + 7 - depth))
             max_value = upper - 1
         loops.append(Loop(f"l{k}", lower, upper, step, max(max_value, lower)))
+    return loops
+
+
+def _access(draw: st.DrawFn, ranks: dict[str, int], level: int) -> tuple[str, Subscript]:
+    """An array and its subscript `l_q + offset` (q <= level) per dimension."""
+    array = draw(st.sampled_from(sorted(ranks)))
+    dims = [(draw(st.integers(0, level)), draw(st.integers(-1, 1))) for _ in range(ranks[array])]
+    return array, dims
+
+
+@st.composite
+def nests(draw: st.DrawFn) -> Nest:
+    depth = draw(st.integers(1, 4))
+    loops = _loops(draw, depth)
     size = max(loop.max_value for loop in loops) + 3
     ranks = {"A": draw(st.integers(1, 3)), "B": draw(st.integers(1, 3))}
 
-    def access(level: int) -> tuple[str, list[tuple[int, int]]]:
-        array = draw(st.sampled_from(sorted(ranks)))
-        dims = [
-            (draw(st.integers(0, level)), draw(st.integers(-1, 1))) for _ in range(ranks[array])
-        ]
-        return array, dims
+    def access(level: int) -> tuple[str, Subscript]:
+        return _access(draw, ranks, level)
 
     statements = [
         Statement(
@@ -147,6 +160,31 @@ def nests(draw: st.DrawFn) -> Nest:
             statements.append(Statement(level, [access(level)], access(level), 0.25, after))
             perfect_depth = min(perfect_depth, level + 1)
     return Nest(loops, statements, ranks, size, perfect_depth)
+
+
+@st.composite
+def distribution_nests(draw: st.DrawFn) -> tuple[Nest, str]:
+    """A nest of depth 1–3 over arrays A, B, C (rank 1–2) and the name of one of its loops
+    whose body holds 2–4 statements (around its inner loop, if any): for `loop-distribute`."""
+    depth = draw(st.integers(1, 3))
+    loops = _loops(draw, depth)
+    size = max(loop.max_value for loop in loops) + 3
+    ranks = {name: draw(st.integers(1, 2)) for name in "ABC"}
+    level = draw(st.integers(0, depth - 1))
+    statements = [
+        Statement(
+            level,
+            [_access(draw, ranks, level) for _ in range(draw(st.integers(0, 2)))],
+            _access(draw, ranks, level),
+            draw(st.sampled_from([0.5, 1.5, 2.0])),
+            draw(st.booleans()),
+        )
+        for _ in range(draw(st.integers(2, 4)))
+    ]
+    if level < depth - 1:
+        inner = _access(draw, ranks, depth - 1)
+        statements.append(Statement(depth - 1, [_access(draw, ranks, depth - 1)], inner, 0.75))
+    return Nest(loops, statements, ranks, size, level + 1), loops[level].name
 
 
 @st.composite

@@ -20,6 +20,7 @@ from xdsl.dialects import affine
 from xdsl.ir import Block, Operation
 
 from loopopt.analysis.dependence import Dependence, carried_by, dependences
+from loopopt.analysis.distribution import loop_dependences, statement_of
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
 from loopopt.loops.nest import enclosing_loops, loop_name, step_of
 
@@ -189,6 +190,32 @@ def require_unroll_jam_legal(loop: affine.ForOp, pass_name: str, factor: int | N
         if _meets(dep, bad):
             raise IllegalTransformError(
                 f"{pass_name}: illegal: unroll-and-jam of loop {loop_label(loop)} reverses "
+                + _reverses(dep),
+                op=loop,
+            )
+
+
+def require_distribution_legal(
+    loop: affine.ForOp, groups: Sequence[Sequence[Operation]], pass_name: str
+) -> None:
+    """Distribution precondition: `groups` (top-level ops of `loop`'s body, each group to get a
+    copy of `loop`, in this order) hold every op of the body that a dependence links, and no
+    dependence that `loop` carries or that is loop-independent within it goes from a later group
+    to an earlier one (those copies run one after the other)."""
+    group_of = {op: k for k, group in enumerate(groups) for op in group}
+    for dep in loop_dependences(loop):
+        ends = [statement_of(access.op, loop) for access in (dep.source, dep.sink)]
+        source, sink = (group_of.get(op) if op is not None else None for op in ends)
+        if source is None or sink is None:
+            missing = ends[0] if source is None else ends[1]
+            raise LoopoptError(
+                f"{pass_name}: {missing.name if missing else 'an op'} in loop "
+                f"{loop_label(loop)} is in no group",
+                op=missing or loop,
+            )
+        if source > sink:
+            raise IllegalTransformError(
+                f"{pass_name}: illegal: distributing loop {loop_label(loop)} reverses "
                 + _reverses(dep),
                 op=loop,
             )
