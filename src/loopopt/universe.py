@@ -22,6 +22,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-interchange": ("loop_interchange", "LoopInterchangePass"),
     "loop-peel": ("loop_peel", "LoopPeelPass"),
     "loop-distribute": ("loop_distribute", "LoopDistributePass"),
+    "loop-fuse": ("loop_fuse", "LoopFusePass"),
     "pad-tiles": ("pad_tiles", "PadTilesPass"),
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),
