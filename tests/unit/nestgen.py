@@ -280,6 +280,8 @@ def pipelines(draw: st.DrawFn, nest: Nest) -> str:
                     "peel",
                     "promote",
                     "mark-parallel",
+                    "distribute",
+                    "fuse",
                 ]
             )
         )
@@ -303,6 +305,10 @@ def pipelines(draw: st.DrawFn, nest: Nest) -> str:
             return "loop-peel{full-tiles}"
         if kind == "promote":
             return f"promote{{loop={loop}}}"
+        if kind == "distribute":
+            return f"loop-distribute{{loop={loop}}}"
+        if kind == "fuse":
+            return "loop-fuse"
         return "loop-mark-parallel"
 
     return ",".join(one() for _ in range(draw(st.integers(1, 3))))
