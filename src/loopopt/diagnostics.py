@@ -3,14 +3,17 @@
 A `LoopoptError` is a user-facing, one-line message with an optional source location. The CLI
 prints it as ``LOCATION: error: MESSAGE`` and exits 1; library users catch it like any exception.
 Any other exception is a bug: the CLIs report it with `internal_error`, in one line that names
-the pass (noted by `in_stage`) and the location of the op it was working on.
+the pass (noted by `in_stage`) and the location of the op it was working on. What a pass leaves
+as it is and wants to say so is a `warning`: one line ``LOCATION: warning: MESSAGE`` on stderr.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TextIO
 
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, NameLoc
 from xdsl.ir import Attribute, Operation
@@ -51,6 +54,13 @@ class LoopoptError(DiagnosticException):
 
 class IllegalTransformError(LoopoptError):
     """A transformation refused because it would reverse a dependence."""
+
+
+def warning(message: str, *, op: Operation | None = None, stream: TextIO | None = None) -> None:
+    """Print `LOCATION: warning: MESSAGE` (stderr by default): not an error, the run goes on."""
+    location = op_location(op)
+    prefix = f"{location}: " if location else ""
+    print(f"{prefix}warning: {message}", file=stream if stream is not None else sys.stderr)
 
 
 STAGE_NOTE = "loopopt: raised in "

@@ -22,6 +22,8 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-interchange": ("loop_interchange", "LoopInterchangePass"),
     "loop-peel": ("loop_peel", "LoopPeelPass"),
     "loop-skew": ("loop_skew", "LoopSkewPass"),
+    "loop-distribute": ("loop_distribute", "LoopDistributePass"),
+    "loop-fuse": ("loop_fuse", "LoopFusePass"),
     "pad-tiles": ("pad_tiles", "PadTilesPass"),
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),

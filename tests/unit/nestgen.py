@@ -3,14 +3,19 @@
 A nest has depth 1–4, loops `l0 … l3` (named), constant or triangular bounds (`l_p + c`), steps 1
 or 2, and statements that read and write 1- to 3-D arrays at `l_q + offset` (offsets −1…1, shifted
 into range), placed in the innermost loop or, for imperfect nests, between loops.
+`distribution_nests` gives one loop a body of several statements (loop-distribute);
+`sibling_loops` two adjacent loops over the same iterations (loop-fuse).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from hypothesis import strategies as st
+
+Subscript = list[tuple[int, int]]
+"""(loop index, offset) per dimension of an array."""
 
 
 @dataclass
@@ -106,9 +111,8 @@ class Nest:
         return lines
 
 
-@st.composite
-def nests(draw: st.DrawFn) -> Nest:
-    depth = draw(st.integers(1, 4))
+def _loops(draw: st.DrawFn, depth: int) -> list[Loop]:
+    """`depth` nested loops l0 … with constant or triangular bounds and steps 1 or 2."""
     loops: list[Loop] = []
     for k in range(depth):
         lower = draw(st.integers(0, 1))
@@ -122,15 +126,25 @@ def nests(draw: st.DrawFn) -> Nest:
             upper = draw(st.integers(lower + 1, lower + 7 - depth))
             max_value = upper - 1
         loops.append(Loop(f"l{k}", lower, upper, step, max(max_value, lower)))
+    return loops
+
+
+def _access(draw: st.DrawFn, ranks: dict[str, int], level: int) -> tuple[str, Subscript]:
+    """An array and its subscript `l_q + offset` (q <= level) per dimension."""
+    array = draw(st.sampled_from(sorted(ranks)))
+    dims = [(draw(st.integers(0, level)), draw(st.integers(-1, 1))) for _ in range(ranks[array])]
+    return array, dims
+
+
+@st.composite
+def nests(draw: st.DrawFn) -> Nest:
+    depth = draw(st.integers(1, 4))
+    loops = _loops(draw, depth)
     size = max(loop.max_value for loop in loops) + 3
     ranks = {"A": draw(st.integers(1, 3)), "B": draw(st.integers(1, 3))}
 
-    def access(level: int) -> tuple[str, list[tuple[int, int]]]:
-        array = draw(st.sampled_from(sorted(ranks)))
-        dims = [
-            (draw(st.integers(0, level)), draw(st.integers(-1, 1))) for _ in range(ranks[array])
-        ]
-        return array, dims
+    def access(level: int) -> tuple[str, Subscript]:
+        return _access(draw, ranks, level)
 
     statements = [
         Statement(
@@ -147,6 +161,103 @@ def nests(draw: st.DrawFn) -> Nest:
             statements.append(Statement(level, [access(level)], access(level), 0.25, after))
             perfect_depth = min(perfect_depth, level + 1)
     return Nest(loops, statements, ranks, size, perfect_depth)
+
+
+@st.composite
+def distribution_nests(draw: st.DrawFn) -> tuple[Nest, str]:
+    """A nest of depth 1–3 over arrays A, B, C (rank 1–2) and the name of one of its loops
+    whose body holds 2–4 statements (around its inner loop, if any): for `loop-distribute`."""
+    depth = draw(st.integers(1, 3))
+    loops = _loops(draw, depth)
+    size = max(loop.max_value for loop in loops) + 3
+    ranks = {name: draw(st.integers(1, 2)) for name in "ABC"}
+    level = draw(st.integers(0, depth - 1))
+    statements = [
+        Statement(
+            level,
+            [_access(draw, ranks, level) for _ in range(draw(st.integers(0, 2)))],
+            _access(draw, ranks, level),
+            draw(st.sampled_from([0.5, 1.5, 2.0])),
+            draw(st.booleans()),
+        )
+        for _ in range(draw(st.integers(2, 4)))
+    ]
+    if level < depth - 1:
+        inner = _access(draw, ranks, depth - 1)
+        statements.append(Statement(depth - 1, [_access(draw, ranks, depth - 1)], inner, 0.75))
+    return Nest(loops, statements, ranks, size, level + 1), loops[level].name
+
+
+@dataclass
+class Siblings:
+    """Two sibling loops `a` and `b` over the same iterations (or, with `upper_b`, not), each
+    with 1–2 statements, optionally inside an outer loop `o` that they may depend on."""
+
+    outer: Loop | None
+    inner: Loop
+    upper_b: int | None
+    """A different upper bound for `b` (a constant), or None."""
+    first: list[Statement]
+    second: list[Statement]
+    ranks: dict[str, int]
+    size: int
+
+    def arrays(self, seed: int) -> list[np.ndarray]:
+        return Nest([], [], self.ranks, self.size, 0).arrays(seed)
+
+    def mlir(self) -> str:
+        outer = [self.outer] if self.outer is not None else []
+        level = len(outer)
+        nest_a = Nest([*outer, replace(self.inner, name="a")], self.first, self.ranks, self.size, 0)
+        inner_b = replace(self.inner, name="b")
+        if self.upper_b is not None:
+            inner_b.upper = self.upper_b
+        nest_b = Nest([*outer, inner_b], self.second, self.ranks, self.size, 0)
+        names = sorted(self.ranks)
+        types = {n: "memref<" + "x".join([str(self.size)] * self.ranks[n]) + "xf32>" for n in names}
+        args = ", ".join(f"%{n}: {types[n]}" for n in names)
+        indent = "  " * (level + 1)
+        lines = [f"func.func @siblings({args}) {{"]
+        if self.outer is not None:
+            o = self.outer
+            step = f" step {o.step}" if o.step != 1 else ""
+            lines.append(f"  affine.for %{o.name} = {o.lower} to {o.upper}{step} {{")
+        lines += nest_a._loop(level, types, indent)
+        lines += nest_b._loop(level, types, indent)
+        if self.outer is not None:
+            lines.append(f'  }} {{loopopt.name = "{self.outer.name}"}}')
+        lines += ["  return", "}"]
+        return "\n".join(lines) + "\n"
+
+
+@st.composite
+def sibling_loops(draw: st.DrawFn) -> Siblings:
+    """Two adjacent sibling loops for `loop-fuse`: same bounds (triangular on the outer loop
+    when there is one) in 9 cases out of 10, statements reading and writing A and B (rank 1–2)
+    at offsets −1…1 of both loops."""
+    loops = _loops(draw, draw(st.integers(1, 2)))
+    outer, inner = (loops[0], loops[1]) if len(loops) == 2 else (None, loops[0])
+    if outer is not None:
+        outer.name = "o"
+    level = len(loops) - 1
+    upper_b = None
+    if draw(st.integers(0, 9)) == 0:
+        upper_b = inner.max_value + draw(st.sampled_from([1, 2]))
+    size = max(loop.max_value for loop in loops) + 5
+    ranks = {name: draw(st.integers(1, 2)) for name in "AB"}
+
+    def statements() -> list[Statement]:
+        return [
+            Statement(
+                level,
+                [_access(draw, ranks, level) for _ in range(draw(st.integers(1, 2)))],
+                _access(draw, ranks, level),
+                draw(st.sampled_from([0.5, 1.5, 2.0])),
+            )
+            for _ in range(draw(st.integers(1, 2)))
+        ]
+
+    return Siblings(outer, inner, upper_b, statements(), statements(), ranks, size)
 
 
 @st.composite
@@ -170,6 +281,8 @@ def pipelines(draw: st.DrawFn, nest: Nest) -> str:
                     "promote",
                     "mark-parallel",
                     "skew",
+                    "distribute",
+                    "fuse",
                 ]
             )
         )
@@ -197,6 +310,10 @@ def pipelines(draw: st.DrawFn, nest: Nest) -> str:
             return f"loop-skew{{loops={names[k]},{names[k + 1]} {option}}}"
         if kind == "promote":
             return f"promote{{loop={loop}}}"
+        if kind == "distribute":
+            return f"loop-distribute{{loop={loop}}}"
+        if kind == "fuse":
+            return "loop-fuse"
         return "loop-mark-parallel"
 
     return ",".join(one() for _ in range(draw(st.integers(1, 3))))

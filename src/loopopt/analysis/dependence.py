@@ -220,7 +220,8 @@ def _direction(deltas: isl.Set, common: int, k: int) -> tuple[str, int | None]:
     return direction, int(value) if deltas.intersect(others).is_empty() else None
 
 
-def _kind(src: Access, snk: Access) -> str:
+def dependence_kind(src: Access, snk: Access) -> str:
+    """RAW, WAR or WAW for a dependence from `src` to `snk`."""
     if src.is_write and snk.is_write:
         return "WAW"
     return "RAW" if src.is_write else "WAR"
@@ -251,7 +252,7 @@ def pair_dependences(src: Access, snk: Access, maps: dict[Access, isl.Map]) -> l
         comps = [_direction(deltas, c, k) for k in range(c)]
         deps.append(
             Dependence(
-                _kind(src, snk),
+                dependence_kind(src, snk),
                 src,
                 snk,
                 loops,

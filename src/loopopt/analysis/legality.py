@@ -4,6 +4,8 @@ the loops and one offending dependence with its direction vector, or returns Non
     require_permutation_legal([i, j], [1, 0], "loop-interchange") on a wavefront raises
     loop-interchange: illegal: permuting loops (i, j) reverses A[i, j] → A[i - 1, j + 1] (RAW)
     with direction (<, >)
+    require_fusion_legal(a, b, "loop-fuse") where b reads x[i + 1] after a writes x[i] raises
+    loop-fuse: illegal: fusing loops (i, i) reverses x[i] → x[i + 1] (RAW) at distance -1
 
 The checks are exact on the isl distance sets of `loopopt.analysis.dependence` (a dependence with
 direction (<, *) is refused only if some distance in it really goes wrong). Dependences carried
@@ -23,7 +25,17 @@ import islpy as isl
 from xdsl.dialects import affine
 from xdsl.ir import Block, Operation
 
-from loopopt.analysis.dependence import Dependence, carried_by, dependences
+from loopopt.analysis.access import Access, Symbols, collect_accesses
+from loopopt.analysis.dependence import (
+    Dependence,
+    access_map,
+    alias,
+    carried_by,
+    dependence_kind,
+    dependences,
+    relation,
+)
+from loopopt.analysis.distribution import loop_dependences, statement_of
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
 from loopopt.loops.nest import enclosing_loops, loop_name, step_of
 
@@ -280,4 +292,92 @@ def require_unroll_jam_legal(loop: affine.ForOp, pass_name: str, factor: int | N
                 f"{pass_name}: illegal: unroll-and-jam of loop {loop_label(loop)} reverses "
                 + _reverses(dep),
                 op=loop,
+            )
+
+
+def require_distribution_legal(
+    loop: affine.ForOp, groups: Sequence[Sequence[Operation]], pass_name: str
+) -> None:
+    """Distribution precondition: `groups` (top-level ops of `loop`'s body, each group to get a
+    copy of `loop`, in this order) hold every op of the body that a dependence links, and no
+    dependence that `loop` carries or that is loop-independent within it goes from a later group
+    to an earlier one (those copies run one after the other)."""
+    group_of = {op: k for k, group in enumerate(groups) for op in group}
+    for dep in loop_dependences(loop):
+        ends = [statement_of(access.op, loop) for access in (dep.source, dep.sink)]
+        source, sink = (group_of.get(op) if op is not None else None for op in ends)
+        if source is None or sink is None:
+            missing = ends[0] if source is None else ends[1]
+            raise LoopoptError(
+                f"{pass_name}: {missing.name if missing else 'an op'} in loop "
+                f"{loop_label(loop)} is in no group",
+                op=missing or loop,
+            )
+        if source > sink:
+            raise IllegalTransformError(
+                f"{pass_name}: illegal: distributing loop {loop_label(loop)} reverses "
+                + _reverses(dep),
+                op=loop,
+            )
+
+
+def _reversed_pairs(ns: int, nt: int, depth: int) -> isl.Map:
+    """{ S[s] -> S[t] : s and t agree on the loops outside `depth` and t_depth < s_depth }."""
+    s, t = [f"s{k}" for k in range(ns)], [f"t{k}" for k in range(nt)]
+    cons = [f"s{k} = t{k}" for k in range(depth)] + [f"t{depth} < s{depth}"]
+    return isl.Map(f"{{ S[{', '.join(s)}] -> S[{', '.join(t)}] : {' and '.join(cons)} }}")
+
+
+def _distance_text(pairs: isl.Map, ns: int, nt: int, depth: int) -> str:
+    s, t = [f"s{k}" for k in range(ns)], [f"t{k}" for k in range(nt)]
+    delta = isl.Map(f"{{ [S[{', '.join(s)}] -> S[{', '.join(t)}]] -> D[t{depth} - s{depth}] }}")
+    distances = pairs.wrap().apply(delta)
+    value = distances.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
+    if distances.is_singleton():
+        return f"at distance {value}"
+    closest = distances.lexmax()
+    if closest.is_singleton():
+        value = closest.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
+    return f"at negative distances (e.g. {value})"
+
+
+def _fusion_reversal(
+    source: Access, sink: Access, maps: dict[Access, isl.Map], depth: int
+) -> isl.Map | None:
+    """The pairs (iteration of `source`, iteration of `sink`) touching the same memory, in the
+    same iteration of the outer loops, with the sink's iteration of the fused loop earlier."""
+    if not (source.is_write or sink.is_write):
+        return None
+    how = alias(source, sink)
+    if how is None:
+        return None
+    pairs = relation(maps[source], maps[sink], how == "same")
+    pairs = pairs.intersect(_reversed_pairs(len(source.loops), len(sink.loops), depth))
+    return None if pairs.is_empty() else pairs
+
+
+def require_fusion_legal(first: affine.ForOp, second: affine.ForOp, pass_name: str) -> None:
+    """Fusion precondition for sibling loops `first` and `second` (right after it) that run the
+    same iterations: no access of `first` at iteration i and access of `second` at iteration
+    j < i touch the same memory, one of them a write, in one iteration of the loops around them.
+    (In the original order all of `first` runs before `second`; fused, iteration j of `second`
+    would run before iteration i of `first`.) Exact on the isl access relations; what may alias
+    or is not affine is compared conservatively. Not checked: the bounds (loops.fuse)."""
+    symbols = Symbols()
+    sources = collect_accesses(first, symbols)
+    sinks = collect_accesses(second, symbols)
+    params = [sym.isl for sym in symbols.table.values()]
+    maps = {access: access_map(access, params) for access in [*sources, *sinks]}
+    depth = len(enclosing_loops(first))
+    for source in sources:
+        for sink in sinks:
+            pairs = _fusion_reversal(source, sink, maps, depth)
+            if pairs is None:
+                continue
+            distance = _distance_text(pairs, len(source.loops), len(sink.loops), depth)
+            raise IllegalTransformError(
+                f"{pass_name}: illegal: fusing loops ({loop_label(first)}, {loop_label(second)}) "
+                f"reverses {source.render()} → {sink.render()} "
+                f"({dependence_kind(source, sink)}) {distance}",
+                op=first,
             )
