@@ -393,3 +393,27 @@ def test_random_nests_map_whole_and_compute_what_they_did(data: st.DataObject) -
     run_function(module, "nest", got)
     for e, g in zip(expected, got, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_a_parallel_loop_around_several_nests_is_distributed(rng: np.random.Generator) -> None:
+    """PolyBench's gemm: `for i { for j: C *= beta }; { for k: for j: C += … }`. i carries
+    nothing, so it is distributed over its two nests; in the second, j moves outside k
+    (legal), so each nest is a 2-D kernel (a thread per C[i, j])."""
+    import polybench_py as pb
+
+    from loopopt.frontend.kernel import Kernel
+
+    args = [1.5, 1.2, *(rng.standard_normal(s) for s in ((9, 11), (9, 6), (6, 11)))]
+    module = Kernel(pb.gemm).module(*args)
+    GpuMapLoopsPass().apply(make_context(), module)
+    verify_ir(module, "after gpu-map-loops")
+    assert mappings(module) == [
+        {"block_x": "j_t", "thread_x": "j", "block_y": "i_t", "thread_y": "i"},
+        {"block_x": "j_t", "thread_x": "j", "block_y": "i_t", "thread_y": "i"},
+    ]
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    pb.gemm(*expected)
+    emulate(module, reverse=True)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_function(module, "gemm", got)
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-12)

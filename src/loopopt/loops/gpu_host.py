@@ -33,13 +33,15 @@ from xdsl.dialects import affine
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free
 
-from loopopt.analysis.legality import require_permutation_legal
-from loopopt.analysis.parallel import parallel_loops
+from loopopt.analysis.distribution import distribution_groups
+from loopopt.analysis.legality import require_distribution_legal, require_permutation_legal
+from loopopt.analysis.parallel import is_parallel, parallel_loops
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.loops.distribute import distribute
 from loopopt.loops.gpu_plan import KernelPlan, plan_kernel
 from loopopt.loops.interchange import permute_band
-from loopopt.loops.nest import perfect_band
+from loopopt.loops.nest import body_ops, perfect_band
 from loopopt.loops.outline import captured_values
 
 
@@ -93,17 +95,39 @@ class Planner:
         """The items of a host block, or None when it must run whole in one region."""
         items: list[Item] = []
         terminator: Operation | None = None
-        for op in block.ops:
+        for op in list(block.ops):
             if op.has_trait(IsTerminator):
                 terminator = op
             else:
-                items.append(self.classify(op))
+                items += [self.classify(piece) for piece in self.pieces(op)]
         items = close(items)
         if terminator is not None:
             device = device_values(items)
             if any(value in device for value in terminator.operands):
                 return None
         return items
+
+    def pieces(self, op: Operation) -> list[Operation]:
+        """A parallel loop whose body holds several loop nests that no dependence cycle or
+        scalar value ties (gemm's `C *= beta` loop and its `k` loop) becomes one loop per
+        statement group
+        (analysis/distribution: always legal for a loop that carries nothing), so each nest
+        gets its own kernel with all its parallel loops; other ops are themselves."""
+        if not isinstance(op, affine.ForOp) or op.results:
+            return [op]
+        if not any(isinstance(inner, affine.ForOp) for inner in body_ops(op)):
+            return [op]
+        if not is_parallel(op):
+            return [op]
+        groups = distribution_groups(op)
+        nests = [g for g in groups if any(isinstance(inner, affine.ForOp) for inner in g)]
+        if len(nests) < 2:  # a lone nest keeps the statements around it (block-level code)
+            return [op]
+        try:
+            require_distribution_legal(op, groups, self.pass_name)
+        except LoopoptError:
+            return [op]
+        return list(distribute(op, groups, self.pass_name))
 
     def classify(self, op: Operation) -> Item:
         if any(isinstance(inner, gpu.LaunchFuncOp) for inner in op.walk()):

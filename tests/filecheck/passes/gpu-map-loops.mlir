@@ -438,6 +438,42 @@ func.func @grid_sum(%X: memref<262144xf32>, %out: memref<1xf32>) {
   affine.store %s, %out[0] : memref<1xf32>
   return
 }
+
+// -----
+
+// PolyBench's gemm as written: i carries nothing and holds two nests, so it is distributed
+// over them (loop-distribute's groups); in the second, j moves outside k (legal: k carries
+// only C[i, j] → C[i, j] at distance 0 on j), so both are 2-D kernels, a thread per C[i, j].
+// CHECK-LABEL: func.func @gemm_imperfect
+// CHECK:         gpu.launch_func @kernels::@gemm_imperfect_k0
+// CHECK:         gpu.launch_func @kernels::@gemm_imperfect_k1
+// CHECK:         gpu.func @gemm_imperfect_k0
+// CHECK-SAME:      loopopt.mapping = {block_x = "j_t", thread_x = "j", block_y = "i_t", thread_y = "i"}
+// CHECK:           arith.mulf %{{.*}}, %beta
+// CHECK:         gpu.func @gemm_imperfect_k1
+// CHECK-SAME:      loopopt.mapping = {block_x = "j2_t", thread_x = "j2", block_y = "i_t", thread_y = "i"}
+// CHECK:           affine.for %k = 0 to 30 {
+// CHECK:           } {loopopt.name = "k", loopopt.mapping = "sequential"}
+func.func @gemm_imperfect(%C: memref<40x50xf32>, %A: memref<40x30xf32>, %B: memref<30x50xf32>, %beta: f32) {
+  affine.for %i = 0 to 40 {
+    affine.for %j = 0 to 50 {
+      %c = affine.load %C[%i, %j] : memref<40x50xf32>
+      %d = arith.mulf %c, %beta : f32
+      affine.store %d, %C[%i, %j] : memref<40x50xf32>
+    } {loopopt.name = "j"}
+    affine.for %k = 0 to 30 {
+      affine.for %j2 = 0 to 50 {
+        %a = affine.load %A[%i, %k] : memref<40x30xf32>
+        %b = affine.load %B[%k, %j2] : memref<30x50xf32>
+        %c = affine.load %C[%i, %j2] : memref<40x50xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j2] : memref<40x50xf32>
+      } {loopopt.name = "j2"}
+    } {loopopt.name = "k"}
+  } {loopopt.name = "i"}
+  return
+}
 // END OF DEFAULT CASES
 
 // -----
