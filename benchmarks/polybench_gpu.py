@@ -2,6 +2,7 @@
 equals the CPU's.
 
     python3 benchmarks/polybench_gpu.py                 # all 30 at the tests' small sizes
+    python3 benchmarks/polybench_gpu.py --schedule loop-fuse,gpu-map-loops
     python3 benchmarks/polybench_gpu.py --time lu:1000 durbin:2000 trisolv:2000
     compute-sanitizer --tool racecheck python3 benchmarks/polybench_gpu.py
 
@@ -67,7 +68,7 @@ def _close(got: list[Any], expected: list[Any], tol: float) -> bool:
     return True
 
 
-def check_small() -> bool:
+def check_small(schedule: str | None) -> bool:
     ok = True
     rng = np.random.default_rng(1)
     for name in sorted(pb.CASES):
@@ -78,7 +79,7 @@ def check_small() -> bool:
             function(*expected)
         got = _copies(args)
         start = time.perf_counter()
-        loopopt.kernel(function)(*got, target="gpu")
+        loopopt.kernel(function)(*got, target="gpu", schedule=schedule)
         seconds = time.perf_counter() - start
         tol = 2e-5 if any(getattr(a, "dtype", None) == np.float32 for a in args) else 1e-9
         good = _close(got, expected, tol)
@@ -117,8 +118,9 @@ def time_sized(specs: list[str]) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time", nargs="*", default=None, metavar="NAME:N")
+    parser.add_argument("--schedule", default=None, help="a pipeline for every kernel")
     args = parser.parse_args()
-    ok = time_sized(args.time) if args.time is not None else check_small()
+    ok = time_sized(args.time) if args.time is not None else check_small(args.schedule)
     return 0 if ok else 1
 
 
