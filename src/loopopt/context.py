@@ -17,6 +17,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
 from loopopt.dialects.nvvm import NVVM
+from loopopt.iteration_buffers import sink_iteration_buffers
 
 
 def make_context() -> Context:
@@ -65,10 +66,15 @@ class LocatingParser(Parser):
         return ParseError(span, e.msg)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        """As xDSL's, but empty input (nothing or only comments) is an empty module, as in MLIR."""
+        """As xDSL's, but empty input (nothing or only comments) is an empty module, as in MLIR,
+        and an implicit module is located at the whole input (`whole_input`)."""
         if self._current_token.kind == MLIRTokenKind.EOF:
-            return ModuleOp([])
-        return super().parse_module(allow_implicit_module)
+            module = ModuleOp([])
+        else:
+            module = super().parse_module(allow_implicit_module)
+        if isinstance(module.location, UnknownLoc):
+            module.location = whole_input(self._name)
+        return module
 
     def _unsupported(self, e: NotImplementedError) -> ParseError:
         """What xDSL cannot represent, at the token after it (the end of the expression)."""
@@ -101,6 +107,12 @@ class LocatingParser(Parser):
         return op
 
 
+def whole_input(name: str) -> FileLineColLoc:
+    """The location of an implicit module: line 0 of the input, as in MLIR; diagnostics about
+    the whole input (a pass's options) name the file alone (`diagnostics.format_location`)."""
+    return FileLineColLoc(StringAttr(name), IntAttr(0), IntAttr(0))
+
+
 def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None) -> ModuleOp:
     """Parse MLIR text into a verified module; errors become a LoopoptError."""
     ctx = ctx if ctx is not None else make_context()
@@ -108,7 +120,9 @@ def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None) -
 
 
 def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> ModuleOp:
-    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`)."""
+    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`); buffers
+    that loopopt's text holds at a function's entry go back into their loops
+    (`iteration_buffers`)."""
     parser = LocatingParser(ctx, text, name, line_offset)
     try:
         module = parser.parse_module()
@@ -118,6 +132,7 @@ def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> Mod
     except VerifyException as e:  # raised by op constructors while parsing
         loc = parser.pos_location()
         raise LoopoptError(f"invalid IR: {_first_line(e)}", location=loc) from None
+    sink_iteration_buffers(module)
     verify_ir(module, "invalid IR")
     return module
 

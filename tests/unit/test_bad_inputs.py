@@ -14,6 +14,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -46,6 +47,17 @@ SEMI_AFFINE = """func.func @f(%A: memref<64xf32>) {
 }
 """
 
+HUGE = """func.func @f(%A: memref<1000000000xf32>) {
+  affine.for %i = 0 to 1000000000 {
+    affine.for %j = 0 to 2 {
+      %v = affine.load %A[%i] : memref<1000000000xf32>
+      affine.store %v, %A[%i] : memref<1000000000xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
 
 @dataclass(frozen=True)
 class Case:
@@ -72,8 +84,44 @@ PIPELINE_ERRORS = {
     "negative-top": ("auto-schedule{top=-1}", "<pipeline>:1:1: ", "top must be >= 0, got -1"),
 }
 
+LIMIT = "more than max-ops=65536 (raise max-ops to allow it)"
 OPT_CASES = {
     "not-utf8": Case(("in.mlir",), "in.mlir:1:17: ", "not valid UTF-8 (byte 0xff)", NOT_UTF8),
+    "unroll-full-1e9": Case(
+        ("in.mlir", "-p", "loop-unroll{unroll-full loop=i}"),
+        "in.mlir:2:3: ",
+        "loop-unroll: fully unrolling 'i' would create 4000000000 ops (1000000000 copies of a "
+        f"body of 4), {LIMIT}",
+        HUGE,
+    ),
+    "unroll-factor-1e9": Case(
+        ("in.mlir", "-p", "loop-unroll{unroll-factor=999999999 loop=i}"),
+        "in.mlir:2:3: ",
+        "loop-unroll: unrolling by 999999999 'i' would create 3999999996 ops",
+        HUGE,
+    ),
+    "unroll-jam-1e9": Case(
+        ("in.mlir", "-p", "loop-unroll-jam{unroll-jam-factor=999999999}"),
+        "in.mlir:2:3: ",
+        "loop-unroll-jam: unroll-and-jam by 999999999 of 'i' would create 3999999996 ops",
+        HUGE,
+    ),
+    "unroll-max-ops-raised-but-short": Case(
+        ("in.mlir", "-p", "loop-unroll{unroll-full loop=i max-ops=3999999999}"),
+        "in.mlir:2:3: ",
+        "would create 4000000000 ops (1000000000 copies of a body of 4), more than "
+        "max-ops=3999999999",
+        HUGE,
+    ),
+    "unroll-max-ops-negative": Case(
+        ("in.mlir", "-p", "loop-unroll{max-ops=-1}"), "in.mlir: ", "max-ops must be >= 0"
+    ),
+    "option-missing": Case(
+        ("in.mlir", "-p", "loop-name,promote"), "in.mlir: ", "promote: missing option loop="
+    ),
+    "option-out-of-range": Case(
+        ("in.mlir", "-p", "loop-tile{tile-sizes=-2}"), "in.mlir: ", "tile size -2 is negative"
+    ),
     "semi-affine": Case(("in.mlir",), "in.mlir:4:34: ", "semi-affine expression", SEMI_AFFINE),
     "unknown-emit": Case(("in.mlir", "--emit", "x"), "loopopt-opt: ", "--emit", code=2),
     **{
@@ -215,6 +263,72 @@ def test_schedule_errors_in_python(pipeline: str, where: str, says: str) -> None
         loopopt.compile(GOOD, "f", pipeline=pipeline, target="cpu")
 
 
+@loopopt.kernel
+def float_bound(A):
+    for i in range(2.5):
+        A[i] = 1.0
+
+
+@loopopt.kernel
+def float_parameter_bound(A, n):
+    for i in range(n):
+        A[i] = 1.0
+
+
+F32 = np.float32
+MISLEADING = {  # kernel, arguments, the line of the kernel's source it is about, what it says
+    "0-d-array": (
+        scale,
+        (np.array(1.0, F32), np.zeros(4, F32)),
+        "def scale",
+        "scale() argument 'A' is a 0-d float32 array; kernels take numbers and arrays of one or "
+        "more dimensions (reshape it to (1,))",
+    ),
+    "float16-array": (
+        scale,
+        (np.zeros(4, np.float16), np.zeros(4, F32)),
+        "def scale",
+        "scale() argument 'A' is a float16 array; arrays must be float32, float64, int32 or int64",
+    ),
+    "number-for-an-array": (
+        scale,
+        (1.0, np.zeros(4, F32)),
+        "for i in range(A.shape[0])",
+        "'A' is a number (float), not an array: 'A.shape'",
+    ),
+    "float-bound": (
+        float_bound,
+        (np.zeros(4, F32),),
+        "for i in range(2.5)",
+        "range() takes integers, and '2.5' is a float: 'range(2.5)'",
+    ),
+    "float-parameter-bound": (
+        float_parameter_bound,
+        (np.zeros(4, F32), 2.5),
+        "for i in range(n)",
+        "range() takes integers, and 'n' is a float: 'range(n)'",
+    ),
+}
+
+
+@pytest.mark.parametrize(("kernel", "args", "line", "says"), MISLEADING.values(), ids=MISLEADING)
+def test_messages_say_what_is_wrong(
+    kernel: Any, args: tuple[Any, ...], line: str, says: str
+) -> None:
+    """Each used to mislead: `not a float32/… array` for a 0-d array, `'A.shape' is outside
+    the subset` for a number passed as an array, `loop bounds must be affine` for a float."""
+    before = [np.array(a, copy=True) for a in args]
+    with pytest.raises(LoopoptError) as error:
+        kernel(*args, target="cpu")
+    assert error.value.message == says
+    source = Path(__file__).read_text().splitlines()
+    number = next(k for k, text in enumerate(source, start=1) if text.strip().startswith(line))
+    assert error.value.location is not None
+    assert error.value.location.startswith(f"{__file__}:{number}:")
+    for arg, copy in zip(args, before, strict=True):
+        np.testing.assert_array_equal(arg, copy)
+
+
 def _python(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     """Run `source` as a script file (the front end reads kernels' source from their file)."""
     script = tmp_path / "script.py"
@@ -328,3 +442,18 @@ def test_loopopt_run_of_functions_named_after_c_library_functions(
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "matches the original" in proc.stdout
+
+
+def test_pipeline_copies_refuses_a_ring_no_gpu_has_room_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`stages=100000`: refused at once (it used to replicate the copies for minutes)."""
+    monkeypatch.chdir(tmp_path)
+    kernels = Path(__file__).parents[1] / "filecheck" / "passes" / "pipeline-copies.mlir"
+    (tmp_path / "in.mlir").write_text(kernels.read_text())
+    pipeline = "pipeline-copies{func=rows_k0 loop=k_t stages=100000 async}"
+    code = loopopt_opt.run(["in.mlir", "-p", pipeline, "-o", "out.mlir"])
+    [line] = capsys.readouterr().err.splitlines()
+    assert code == 1 and not (tmp_path / "out.mlir").exists()
+    assert line.startswith("in.mlir:") and "error: pipeline-copies{async}: rings of 100000 " in line
+    assert "bytes of shared memory; no GPU gives a block more than 232448" in line

@@ -289,12 +289,13 @@ def memref_name(value: SSAValue) -> str:
     return "memref"
 
 
-def _bound_results(loop: affine.ForOp, upper: bool, syms: Symbols) -> list[Aff | None]:
-    """Results of a loop bound; an operand from affine.min (upper) / affine.max (lower) that is a
-    whole result is expanded into that op's results."""
+def _bound_results(
+    loop: affine.ForOp, upper: bool, syms: Symbols, loops: Sequence[affine.ForOp]
+) -> list[Aff | None]:
+    """Results of a loop bound (`loops`: those around `loop`); an operand from affine.min (upper)
+    / affine.max (lower) that is a whole result is expanded into that op's results."""
     amap = (loop.upperBoundMap if upper else loop.lowerBoundMap).data
     operands = loop.upperBoundOperands if upper else loop.lowerBoundOperands
-    loops = enclosing_loops(loop)
     results: list[Aff | None] = []
     for expr in amap.results:
         pos = None
@@ -312,10 +313,13 @@ def _bound_results(loop: affine.ForOp, upper: bool, syms: Symbols) -> list[Aff |
     return results
 
 
-def _loop_domain(loop: affine.ForOp, depth: int, syms: Symbols) -> list[Constraint]:
-    iv = _var(Dim(depth))
-    lower = _bound_results(loop, False, syms)
-    upper = _bound_results(loop, True, syms)
+def _loop_domain(
+    loop: affine.ForOp, syms: Symbols, outer: Sequence[affine.ForOp]
+) -> list[Constraint]:
+    """The constraints on the IV of `loop` (`outer`: the loops around it, outermost first)."""
+    iv = _var(Dim(len(outer)))
+    lower = _bound_results(loop, False, syms, outer)
+    upper = _bound_results(loop, True, syms, outer)
     cons = [Constraint(iv + lb.scale(-1)) for lb in lower if lb is not None]
     cons += [Constraint(ub + iv.scale(-1) + Aff((), -1)) for ub in upper if ub is not None]
     step = loop.step.value.data
@@ -385,6 +389,7 @@ def collect_accesses(root: Operation, syms: Symbols | None = None) -> list[Acces
     """The accesses under `root` (inclusive), in textual order."""
     syms = syms if syms is not None else Symbols()
     accesses: list[Access] = []
+    loop_domains: dict[int, list[Constraint]] = {}  # by id: each loop's, worked out once
     for order, op in enumerate(root.walk()):
         touches = _touches(op)
         if not touches:
@@ -392,7 +397,9 @@ def collect_accesses(root: Operation, syms: Symbols | None = None) -> list[Acces
         loops = tuple(enclosing_loops(op))
         domain: list[Constraint] = []
         for depth, loop in enumerate(loops):
-            domain += _loop_domain(loop, depth, syms)
+            if id(loop) not in loop_domains:
+                loop_domains[id(loop)] = _loop_domain(loop, syms, loops[:depth])
+            domain += loop_domains[id(loop)]
         domain += _if_domain(op, loops, syms)
         for mem, is_write, operands, amap in touches:
             if amap is not None and operands is not None:

@@ -29,15 +29,18 @@ A buffer allocated (memref.alloc/alloca) inside loops is private to each of thei
 no dependence through it is carried by those loops (promoted tiles stay parallel).
 
 Values defined outside every affine.for are parameters, the same for source and sink: the
-dependences are those within one execution of the outermost affine nest. Nothing is cached; run
-the analysis again after changing the IR.
+dependences are those within one execution of the outermost affine nest. Run the analysis again
+after changing the IR: only the isl computations are kept, by the text of the access maps they
+start from (a pure function of it), so that asking again about an unchanged nest, or about each
+loop of a deep nest in turn, costs no isl work; directions and distances are worked out when
+first asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import islpy as isl
 from xdsl.dialects import affine
@@ -62,13 +65,19 @@ VIEW_OPS = frozenset(
 ALLOC_OPS = frozenset({"memref.alloc", "memref.alloca"})
 FUNC_OPS = frozenset({"func.func", "gpu.func"})
 
-_SYMBOL = {
-    frozenset("<"): "<",
-    frozenset("="): "=",
-    frozenset(">"): ">",
-    frozenset("<="): "<=",
-    frozenset(">="): ">=",
-}
+
+@dataclass(frozen=True, eq=False)
+class Distances:
+    """The distances t - s of the dependences of one pair of accesses carried at one level (see
+    `Dependence`), with their directions worked out once, when first asked for."""
+
+    level: int
+    deltas: isl.Set
+
+    @cached_property
+    def components(self) -> tuple[tuple[str, int | None], ...]:
+        """(direction, constant distance or None) per common loop."""
+        return tuple(_direction(self.deltas, k, self.level) for k in range(self.deltas.dim(_DIM)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,13 +91,29 @@ class Dependence:
     sink: Access
     loops: tuple[affine.ForOp, ...]
     """The loops common to source and sink, outermost first."""
-    level: int
-    directions: tuple[str, ...]
-    distances: tuple[int | None, ...]
-    deltas: isl.Set
-    """{ D[t0 - s0, …] } over the common loops, parametric in the symbols."""
+    carried: Distances
+    """The level and the distance set (shared by every analysis of the same accesses)."""
     exact: bool
     """False when some index was non-affine or the memrefs only may alias."""
+
+    @property
+    def level(self) -> int:
+        return self.carried.level
+
+    @property
+    def deltas(self) -> isl.Set:
+        """{ D[t0 - s0, …] } over the common loops, parametric in the symbols."""
+        return self.carried.deltas
+
+    @property
+    def directions(self) -> tuple[str, ...]:
+        """Per common loop, outermost first: `<`, `=`, `>`, `<=`, `>=` or `*`."""
+        return tuple(direction for direction, _ in self.carried.components)
+
+    @property
+    def distances(self) -> tuple[int | None, ...]:
+        """Per common loop: the distance where it is constant, else None."""
+        return tuple(distance for _, distance in self.carried.components)
 
     @property
     def carrier(self) -> affine.ForOp | None:
@@ -165,15 +190,23 @@ def _names(prefix: str, n: int) -> list[str]:
     return [f"{prefix}{k}" for k in range(n)]
 
 
-def access_map(access: Access, params: Sequence[str]) -> isl.Map:
-    """{ S[s] -> M[o] : s in the domain, o_k = index_k(s) } (a non-affine index: o_k free)."""
+def access_map_text(access: Access, params: Sequence[str]) -> str:
+    """`access_map` as isl text."""
     s, o = _names("s", len(access.loops)), _names("o", len(access.indices))
     cons = [c.isl(s) for c in access.domain]
     cons += [f"{ok} = {i.isl(s)}" for ok, i in zip(o, access.indices, strict=True) if i is not None]
     body = " and ".join(cons) if cons else "true"
-    return isl.Map(
-        f"[{', '.join(params)}] -> {{ S[{', '.join(s)}] -> M[{', '.join(o)}] : {body} }}"
-    )
+    return f"[{', '.join(params)}] -> {{ S[{', '.join(s)}] -> M[{', '.join(o)}] : {body} }}"
+
+
+@lru_cache(maxsize=4096)
+def _parsed_map(text: str) -> isl.Map:
+    return isl.Map(text)
+
+
+def access_map(access: Access, params: Sequence[str]) -> isl.Map:
+    """{ S[s] -> M[o] : s in the domain, o_k = index_k(s) } (a non-affine index: o_k free)."""
+    return _parsed_map(access_map_text(access, params))
 
 
 def relation(src: isl.Map, snk: isl.Map, same_memref: bool) -> isl.Map:
@@ -185,39 +218,44 @@ def relation(src: isl.Map, snk: isl.Map, same_memref: bool) -> isl.Map:
 
 
 @lru_cache(maxsize=1024)
-def _level_map(ns: int, nt: int, common: int, level: int) -> isl.Map:
-    s, t = _names("s", ns), _names("t", nt)
-    cons = [f"{s[k]} = {t[k]}" for k in range(level)]
-    if level < common:
-        cons.append(f"{s[level]} < {t[level]}")
-    body = " and ".join(cons) if cons else "true"
-    return isl.Map(f"{{ S[{', '.join(s)}] -> S[{', '.join(t)}] : {body} }}")
-
-
-@lru_cache(maxsize=1024)
 def _delta_map(ns: int, nt: int, common: int) -> isl.Map:
     s, t = _names("s", ns), _names("t", nt)
     diffs = ", ".join(f"{t[k]} - {s[k]}" for k in range(common))
     return isl.Map(f"{{ [S[{', '.join(s)}] -> S[{', '.join(t)}]] -> D[{diffs}] }}")
 
 
-@lru_cache(maxsize=1024)
-def _component(common: int, k: int, rel: str) -> isl.Set:
-    return isl.Set(f"{{ D[{', '.join(_names('d', common))}] : d{k} {rel} }}")
+_DIM = isl.dim_type.set
 
 
-def _direction(deltas: isl.Set, common: int, k: int) -> tuple[str, int | None]:
-    signs = frozenset(
-        sym
-        for sym, rel in (("<", "> 0"), ("=", "= 0"), (">", "< 0"))
-        if not deltas.intersect(_component(common, k, rel)).is_empty()
-    )
-    direction = _SYMBOL.get(signs, "*")
-    if direction == "=":
-        return direction, 0
-    value = deltas.sample_point().get_coordinate_val(isl.dim_type.set, k).to_python()
-    others = _component(common, k, f"< {value}").union(_component(common, k, f"> {value}"))
-    return direction, int(value) if deltas.intersect(others).is_empty() else None
+def _positive_somewhere(deltas: isl.Set, k: int) -> bool:
+    """Whether component k of `deltas` is > 0 anywhere (one optimum: cheaper than emptiness)."""
+    upper = deltas.dim_max_val(k)
+    return upper.is_infty() or (upper.is_int() and upper.is_pos())
+
+
+def _direction(deltas: isl.Set, k: int, level: int) -> tuple[str, int | None]:
+    """The direction and constant distance (or None) of component k of the distances of a
+    dependence carried at `level` (the components before it are 0 by construction).
+
+    From the least and greatest value of the component (exact integer optima over every value
+    of the parameters; infinite where unbounded): two isl calls, where testing each sign and the
+    distance took six emptiness tests, each costly in a deep nest."""
+    if k < level:
+        return "=", 0
+    lower, upper = deltas.dim_min_val(k), deltas.dim_max_val(k)
+    if lower.is_pos():
+        direction = "<"
+    elif upper.is_neg():
+        direction = ">"
+    elif lower.is_zero():
+        direction = "=" if upper.is_zero() else "<="
+    elif upper.is_zero():
+        direction = ">="
+    else:
+        direction = "*"
+    if lower.is_int() and upper.is_int() and lower.eq(upper):
+        return direction, int(lower.to_python())
+    return direction, None
 
 
 def dependence_kind(src: Access, snk: Access) -> str:
@@ -227,43 +265,55 @@ def dependence_kind(src: Access, snk: Access) -> str:
     return "RAW" if src.is_write else "WAR"
 
 
-def pair_dependences(src: Access, snk: Access, maps: dict[Access, isl.Map]) -> list[Dependence]:
-    """The dependences from `src` to `snk`, one per non-empty level (`maps`: access_map of
+def pair_dependences(src: Access, snk: Access, maps: dict[Access, str]) -> list[Dependence]:
+    """The dependences from `src` to `snk`, one per non-empty level (`maps`: access_map_text of
     each access)."""
     if not (src.is_write or snk.is_write):
         return []
     how = alias(src, snk)
     if how is None:
         return []
-    rel = relation(maps[src], maps[snk], how == "same")
-    if rel.is_empty():
-        return []
     loops = common_loops(src, snk)
-    c, ns, nt = len(loops), len(src.loops), len(snk.loops)
+    levels = _levels(
+        maps[src],
+        maps[snk],
+        how == "same",
+        (len(src.loops), len(snk.loops), len(loops)),
+        _private_depth(src, snk),
+        src.order < snk.order,
+    )
     exact = how == "same" and src.affine and snk.affine
-    deps: list[Dependence] = []
-    for level in range(_private_depth(src, snk), c + 1):
-        if level == c and src.order >= snk.order:
-            continue
-        at_level = rel.intersect(_level_map(ns, nt, c, level))
-        if at_level.is_empty():
-            continue
-        deltas = at_level.wrap().apply(_delta_map(ns, nt, c))
-        comps = [_direction(deltas, c, k) for k in range(c)]
-        deps.append(
-            Dependence(
-                dependence_kind(src, snk),
-                src,
-                snk,
-                loops,
-                level,
-                tuple(d for d, _ in comps),
-                tuple(v for _, v in comps),
-                deltas,
-                exact,
-            )
-        )
-    return deps
+    kind = dependence_kind(src, snk)
+    return [Dependence(kind, src, snk, loops, carried, exact) for carried in levels]
+
+
+@lru_cache(maxsize=4096)
+def _levels(
+    src: str, snk: str, same: bool, dims: tuple[int, int, int], first: int, independent: bool
+) -> tuple[Distances, ...]:
+    """The distance sets of the levels at which the pair of accesses with access maps `src`,
+    `snk` (isl text) depends: from level `first` on (see `_private_depth`), and the
+    loop-independent level if `independent` (the source comes first in the text). `dims`: the
+    loops around the source, around the sink, and common to both."""
+    rel = relation(_parsed_map(src), _parsed_map(snk), same)
+    if rel.is_empty():
+        return ()
+    ns, nt, c = dims
+    # "s executes before t at level l" is a condition on t - s alone (components before l are 0,
+    # the one at l is > 0), so it is the same taken before or after projecting the pairs onto
+    # their distances; taken after, the projection (the costly part in a deep nest) is done once
+    # for every level, and each level adds one constraint to the previous one's zero prefix.
+    zero_prefix = rel.wrap().apply(_delta_map(ns, nt, c))
+    found: list[Distances] = []
+    for level in range(c):
+        if level >= first and _positive_somewhere(zero_prefix, level):
+            found.append(Distances(level, zero_prefix.lower_bound_val(_DIM, level, 1)))
+        zero_prefix = zero_prefix.fix_val(_DIM, level, 0)
+        if zero_prefix.plain_is_empty():
+            return tuple(found)
+    if independent and not zero_prefix.is_empty():
+        found.append(Distances(c, zero_prefix))
+    return tuple(found)
 
 
 def dependences(root: Operation) -> list[Dependence]:
@@ -271,7 +321,7 @@ def dependences(root: Operation) -> list[Dependence]:
     syms = Symbols()
     accesses = collect_accesses(root, syms)
     params = [sym.isl for sym in syms.table.values()]
-    maps = {access: access_map(access, params) for access in accesses}
+    maps = {access: access_map_text(access, params) for access in accesses}
     deps: list[Dependence] = []
     for src in accesses:
         for snk in accesses:

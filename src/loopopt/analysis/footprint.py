@@ -333,6 +333,13 @@ class _Space:
         return isl.Set(text)
 
 
+@functools.lru_cache(maxsize=1024)
+def _parsed_set(text: str) -> isl.Set:
+    """isl's parse of `text` (kept: the context domain of a deep nest takes long to parse, and
+    the same comparisons come up again and again)."""
+    return isl.Set(text)
+
+
 def _scaled(value: isl.Val, factor: int) -> int:
     return int(Fraction(str(value)) * factor)
 
@@ -413,8 +420,9 @@ class _Box:
         den = aff.get_denominator_val().to_python()
         expr: AffineExpr = AffineExpr.constant(_scaled(aff.get_constant_val(), den))
         for i in range(aff.dim(isl.dim_type.param)):
-            coefficient = _scaled(aff.get_coefficient_val(isl.dim_type.param, i), den)
-            if coefficient:
+            value = aff.get_coefficient_val(isl.dim_type.param, i)
+            if not value.is_zero():
+                coefficient = _scaled(value, den)
                 expr = expr + self.term(aff.get_dim_name(isl.dim_type.param, i)) * coefficient
         for i in range(aff.dim(isl.dim_type.div)):
             coefficient = _scaled(aff.get_coefficient_val(isl.dim_type.div, i), den)
@@ -433,8 +441,10 @@ class _Box:
 
     def always(self, condition: str) -> bool:
         """`condition` holds on the whole context domain."""
-        domain, header = self.space.context_domain(), self.space.header()
-        return isl.Set(f"{header} -> {{ : {domain} and not ({condition}) }}").is_empty()
+        header = self.space.header()
+        context = _parsed_set(f"{header} -> {{ : {self.space.context_domain()} }}")
+        failing = _parsed_set(f"{header} -> {{ : not ({condition}) }}")
+        return context.intersect(failing).is_empty()
 
     def region(self, accessed: isl.Set | None) -> Region:
         """The accessed set's bounds (or the whole box if None), clamped to box and array."""

@@ -20,21 +20,22 @@ from loopopt.analysis.dependence import Dependence, carried_by, dependences
 from loopopt.loops.nest import loops_in
 
 
-def _parallel_among(loop: affine.ForOp, deps: Sequence[Dependence]) -> bool:
-    return not loop.inits and not carried_by(deps, loop)
+def _carriers(deps: Sequence[Dependence]) -> set[int]:
+    """The ids of the loops that carry some of `deps` (looked up once per loop, not scanned)."""
+    return {id(dep.carrier) for dep in deps if dep.carrier is not None}
 
 
 def is_parallel(loop: affine.ForOp) -> bool:
     """`loop` carries no dependence (and has no iter_args)."""
-    return _parallel_among(loop, dependences(loop))
+    return not loop.inits and id(loop) not in _carriers(dependences(loop))
 
 
 def parallel_loops(root: Operation) -> list[affine.ForOp]:
     """The parallel loops under `root` (and `root` itself if it is one), in pre-order."""
-    deps = dependences(root)
+    carriers = _carriers(dependences(root))
     candidates = [root] if isinstance(root, affine.ForOp) else []
     candidates += loops_in(root)
-    return [loop for loop in candidates if _parallel_among(loop, deps)]
+    return [loop for loop in candidates if not loop.inits and id(loop) not in carriers]
 
 
 def carrying_dependence(loop: affine.ForOp) -> Dependence | None:

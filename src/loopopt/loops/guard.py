@@ -171,6 +171,7 @@ class IterationDomain:
         self._vars = [f"v{k}" for k in range(len(loops))]
         self._exists: list[str] = []
         self._constraints: list[str] = []
+        self._parsed: tuple[int, isl.Set] | None = None
         for k, loop in enumerate(loops):
             self._names[loop.body.block.args[0]] = f"v{k}"
         try:
@@ -217,14 +218,26 @@ class IterationDomain:
                     self._constraints.append(f"{lhs} {c.kind.value.replace('==', '=')} {rhs}")
             child, parent = parent, parent.parent_op()
 
+    def _domain(self) -> isl.Set:
+        """The iterations as an isl set, parsed again only when parameters were added (a deep
+        nest's takes long to parse, and it is asked about once per condition)."""
+        if self._parsed is None or self._parsed[0] != len(self._params):
+            constraints = " and ".join(self._constraints) or "true"
+            if self._exists:
+                constraints = f"exists ({', '.join(self._exists)} : {constraints})"
+            self._parsed = (len(self._params), isl.Set(self._text(constraints)))
+        return self._parsed[1]
+
+    def _text(self, constraints: str) -> str:
+        return f"[{', '.join(self._params)}] -> {{ [{', '.join(self._vars)}] : {constraints} }}"
+
     def _nonempty(self, extra: Sequence[str]) -> bool:
         """Whether some iteration satisfies `extra` too (True when that cannot be decided)."""
-        constraints = " and ".join([*self._constraints, *extra]) or "true"
-        if self._exists:
-            constraints = f"exists ({', '.join(self._exists)} : {constraints})"
-        text = f"[{', '.join(self._params)}] -> {{ [{', '.join(self._vars)}] : {constraints} }}"
         try:
-            return not isl.Set(text).is_empty()
+            domain = self._domain()
+            if extra:
+                domain = domain.intersect(isl.Set(self._text(" and ".join(extra))))
+            return not domain.is_empty()
         except isl.Error:
             return True
 
