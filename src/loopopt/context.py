@@ -65,10 +65,15 @@ class LocatingParser(Parser):
         return ParseError(span, e.msg)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        """As xDSL's, but empty input (nothing or only comments) is an empty module, as in MLIR."""
+        """As xDSL's, but empty input (nothing or only comments) is an empty module, as in MLIR,
+        and an implicit module is located at the whole input (`whole_input`)."""
         if self._current_token.kind == MLIRTokenKind.EOF:
-            return ModuleOp([])
-        return super().parse_module(allow_implicit_module)
+            module = ModuleOp([])
+        else:
+            module = super().parse_module(allow_implicit_module)
+        if isinstance(module.location, UnknownLoc):
+            module.location = whole_input(self._name)
+        return module
 
     def _unsupported(self, e: NotImplementedError) -> ParseError:
         """What xDSL cannot represent, at the token after it (the end of the expression)."""
@@ -99,6 +104,12 @@ class LocatingParser(Parser):
             column = start - (self._text.rfind("\n", 0, start) + 1) + 1
             op.location = FileLineColLoc(StringAttr(self._name), IntAttr(line), IntAttr(column))
         return op
+
+
+def whole_input(name: str) -> FileLineColLoc:
+    """The location of an implicit module: line 0 of the input, as in MLIR; diagnostics about
+    the whole input (a pass's options) name the file alone (`diagnostics.format_location`)."""
+    return FileLineColLoc(StringAttr(name), IntAttr(0), IntAttr(0))
 
 
 def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None) -> ModuleOp:

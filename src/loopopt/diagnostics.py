@@ -18,10 +18,13 @@ from xdsl.utils.exceptions import DiagnosticException
 
 
 def format_location(loc: Attribute | None) -> str | None:
-    """`file:line:col` for a FileLineColLoc (looking through NameLoc), else None."""
+    """`file:line:col` for a FileLineColLoc (looking through NameLoc), `file` for line 0 (the
+    whole input: an implicit module), else None."""
     if isinstance(loc, NameLoc):
         loc = loc.child_loc
     if isinstance(loc, FileLineColLoc):
+        if loc.line.data == 0:
+            return loc.filename.data
         return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
     return None
 
@@ -47,6 +50,13 @@ class LoopoptError(DiagnosticException):
     def one_line(self) -> str:
         prefix = f"{self.location}: " if self.location else ""
         return f"{prefix}error: {self.message}"
+
+    def locate(self, location: str | None) -> None:
+        """Give the diagnostic `location` if it has none (a pass's complaint about its options
+        names the input it was run on)."""
+        if self.location is None and location is not None:
+            self.location = location
+            self.args = (self.one_line(),)
 
 
 class IllegalTransformError(LoopoptError):

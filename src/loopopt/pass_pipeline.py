@@ -26,7 +26,7 @@ from xdsl.utils.arg_spec import ArgSpec, PipelineLexer, SpecTokenKind
 from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from loopopt.diagnostics import LoopoptError, in_stage
+from loopopt.diagnostics import LoopoptError, in_stage, op_location
 
 LOCATION = "<pipeline>"
 """The file name of locations in pipeline text."""
@@ -63,10 +63,15 @@ def apply_passes(
 ) -> None:
     """Apply `passes` in order, calling `after(p, module)` after each (verification, printing).
     An exception that is not a diagnostic carries a note naming the pass (see
-    `diagnostics.internal_error`)."""
+    `diagnostics.internal_error`); a diagnostic without a location (a pass's options) gets the
+    module's, the start of the input."""
     for p in passes:
         with in_stage(p.name):
-            p.apply(ctx, module)
+            try:
+                p.apply(ctx, module)
+            except LoopoptError as e:
+                e.locate(op_location(module))
+                raise
         if after is not None:
             after(p, module)
 

@@ -74,6 +74,12 @@ PIPELINE_ERRORS = {
 
 OPT_CASES = {
     "not-utf8": Case(("in.mlir",), "in.mlir:1:17: ", "not valid UTF-8 (byte 0xff)", NOT_UTF8),
+    "option-missing": Case(
+        ("in.mlir", "-p", "loop-name,promote"), "in.mlir: ", "promote: missing option loop="
+    ),
+    "option-out-of-range": Case(
+        ("in.mlir", "-p", "loop-tile{tile-sizes=-2}"), "in.mlir: ", "tile size -2 is negative"
+    ),
     "semi-affine": Case(("in.mlir",), "in.mlir:4:34: ", "semi-affine expression", SEMI_AFFINE),
     "unknown-emit": Case(("in.mlir", "--emit", "x"), "loopopt-opt: ", "--emit", code=2),
     **{
