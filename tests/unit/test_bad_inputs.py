@@ -46,6 +46,17 @@ SEMI_AFFINE = """func.func @f(%A: memref<64xf32>) {
 }
 """
 
+HUGE = """func.func @f(%A: memref<1000000000xf32>) {
+  affine.for %i = 0 to 1000000000 {
+    affine.for %j = 0 to 2 {
+      %v = affine.load %A[%i] : memref<1000000000xf32>
+      affine.store %v, %A[%i] : memref<1000000000xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
 
 @dataclass(frozen=True)
 class Case:
@@ -72,8 +83,38 @@ PIPELINE_ERRORS = {
     "negative-top": ("auto-schedule{top=-1}", "<pipeline>:1:1: ", "top must be >= 0, got -1"),
 }
 
+LIMIT = "more than max-ops=65536 (raise max-ops to allow it)"
 OPT_CASES = {
     "not-utf8": Case(("in.mlir",), "in.mlir:1:17: ", "not valid UTF-8 (byte 0xff)", NOT_UTF8),
+    "unroll-full-1e9": Case(
+        ("in.mlir", "-p", "loop-unroll{unroll-full loop=i}"),
+        "in.mlir:2:3: ",
+        "loop-unroll: fully unrolling 'i' would create 4000000000 ops (1000000000 copies of a "
+        f"body of 4), {LIMIT}",
+        HUGE,
+    ),
+    "unroll-factor-1e9": Case(
+        ("in.mlir", "-p", "loop-unroll{unroll-factor=999999999 loop=i}"),
+        "in.mlir:2:3: ",
+        "loop-unroll: unrolling by 999999999 'i' would create 3999999996 ops",
+        HUGE,
+    ),
+    "unroll-jam-1e9": Case(
+        ("in.mlir", "-p", "loop-unroll-jam{unroll-jam-factor=999999999}"),
+        "in.mlir:2:3: ",
+        "loop-unroll-jam: unroll-and-jam by 999999999 of 'i' would create 3999999996 ops",
+        HUGE,
+    ),
+    "unroll-max-ops-raised-but-short": Case(
+        ("in.mlir", "-p", "loop-unroll{unroll-full loop=i max-ops=3999999999}"),
+        "in.mlir:2:3: ",
+        "would create 4000000000 ops (1000000000 copies of a body of 4), more than "
+        "max-ops=3999999999",
+        HUGE,
+    ),
+    "unroll-max-ops-negative": Case(
+        ("in.mlir", "-p", "loop-unroll{max-ops=-1}"), "in.mlir: ", "max-ops must be >= 0"
+    ),
     "option-missing": Case(
         ("in.mlir", "-p", "loop-name,promote"), "in.mlir: ", "promote: missing option loop="
     ),
@@ -334,3 +375,18 @@ def test_loopopt_run_of_functions_named_after_c_library_functions(
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "matches the original" in proc.stdout
+
+
+def test_pipeline_copies_refuses_a_ring_no_gpu_has_room_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`stages=100000`: refused at once (it used to replicate the copies for minutes)."""
+    monkeypatch.chdir(tmp_path)
+    kernels = Path(__file__).parents[1] / "filecheck" / "passes" / "pipeline-copies.mlir"
+    (tmp_path / "in.mlir").write_text(kernels.read_text())
+    pipeline = "pipeline-copies{func=rows_k0 loop=k_t stages=100000 async}"
+    code = loopopt_opt.run(["in.mlir", "-p", pipeline, "-o", "out.mlir"])
+    [line] = capsys.readouterr().err.splitlines()
+    assert code == 1 and not (tmp_path / "out.mlir").exists()
+    assert line.startswith("in.mlir:") and "error: pipeline-copies{async}: rings of 100000 " in line
+    assert "bytes of shared memory; no GPU gives a block more than 232448" in line

@@ -130,6 +130,38 @@ def test_bad_factor_is_a_diagnostic() -> None:
         transform(text, "loop-unroll{unroll-factor=0}")
 
 
+TRIPS_30 = """
+func.func @f(%A: memref<40xf32>) {
+  affine.for %i = 0 to 30 {
+    %v = affine.load %A[%i] : memref<40xf32>
+    %s = arith.addf %v, %v : f32
+    affine.store %s, %A[%i] : memref<40xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "creates"),
+    [("loop-unroll{unroll-full loop=i", 90), ("loop-unroll{unroll-factor=8 loop=i", 24)],
+)
+def test_max_ops_limits_what_an_unroll_creates(pipeline: str, creates: int) -> None:
+    """Copies × ops of the body (the remainder loop counted as a copy): up to max-ops is done,
+    one more is refused before the IR changes."""
+    with pytest.raises(LoopoptError, match=f"would create {creates} ops .* max-ops={creates - 1} "):
+        transform(TRIPS_30, f"{pipeline} max-ops={creates - 1}}}")
+    after = transform(TRIPS_30, f"{pipeline} max-ops={creates}}}")
+    assert after.count("affine.store") == (30 if "full" in pipeline else 8 + 1)
+
+
+def test_unroll_jam_max_ops() -> None:
+    text, _, _ = kernels.matmul(4, 4, 8, seeded())
+    with pytest.raises(LoopoptError, match="loop-unroll-jam: unroll-and-jam by 2 of 'j' would"):
+        transform(text, "loop-unroll-jam{loop=j unroll-jam-factor=2 max-ops=3}")
+    assert "step 2" in transform(text, "loop-unroll-jam{loop=j unroll-jam-factor=2}")
+
+
 def test_default_targets_are_the_innermost_loops() -> None:
     text, _, _ = kernels.jacobi_1d(2, 11, seeded())
     after = transform(text, "loop-unroll{unroll-factor=4}")

@@ -292,6 +292,12 @@ class _Issue:
 _Rings = dict[SSAValue, SSAValue]
 
 
+def ring_bytes(copies: Sequence[Copy], stages: int) -> int:
+    """The shared memory the rings of `stages` tiles of the buffers `copies` store to take."""
+    buffers = dict.fromkeys(c.store.memref for c in copies)
+    return stages * sum(prod(b.type.get_shape()) * _width(b) for b in buffers)  # type: ignore[attr-defined]
+
+
 def _make_rings(buffers: Sequence[SSAValue], stages: int) -> _Rings:
     """A shared alloca of `stages` tiles next to each buffer's alloca."""
     rings: _Rings = {}

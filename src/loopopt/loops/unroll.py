@@ -21,6 +21,10 @@ bounds, steps `factor * step`, and copy u runs under `affine.if (iv + u * step <
 (`copy_guards`, loops/guard.py); iter_args come out of the if (the else yields them unchanged).
 Full unroll replaces a loop with a constant trip count (constant bounds, or bounds a constant
 apart such as `%t to %t + 4`) by its copies, chaining iter_args.
+
+Both refuse, before changing anything, to create more than `max_ops` ops (copies × the ops of
+the body, nested ones included; default `MAX_OPS`): fully unrolling 10⁹ iterations would
+otherwise run for days and fill the memory.
 """
 
 from __future__ import annotations
@@ -45,6 +49,29 @@ from loopopt.loops.nest import body_ops, describe_loop, enclosing_loops, step_of
 
 REMAINDER_SUFFIX = "_rem"
 """Name suffix of the loop that runs the iterations a partial unroll (or jam) leaves over."""
+
+MAX_OPS = 65_536
+"""The most ops an unroll (or unroll-and-jam) creates unless told otherwise (`max-ops=`); the
+register tiles and copy loops that schedules unroll stay far below it (a few thousand), and
+creating it takes seconds."""
+
+
+def require_expansion_within(
+    loop: affine.ForOp, copies: int, max_ops: int, pass_name: str, how: str
+) -> None:
+    """Refuse (a diagnostic naming the loop, the count and the limit) to make `copies` copies of
+    the body of `loop` when that creates more than `max_ops` ops. `how`: what the pass does
+    (`fully unrolling`, `unrolling by 8`)."""
+    if copies <= 0:
+        return
+    size = sum(1 for op in body_ops(loop) for _ in op.walk())
+    if copies * size > max_ops:
+        raise LoopoptError(
+            f"{pass_name}: {how} '{describe_loop(loop)}' would create {copies * size} ops "
+            f"({copies} copies of a body of {size}), more than max-ops={max_ops} "
+            "(raise max-ops to allow it)",
+            op=loop,
+        )
 
 
 def split_off_remainder(loop: affine.ForOp, factor: int) -> affine.ForOp | None:
@@ -99,11 +126,14 @@ def copy_guards(loop: affine.ForOp, factor: int) -> list[Guard | None] | None:
     return guards
 
 
-def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> affine.ForOp | None:
+def unroll(
+    loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll", max_ops: int = MAX_OPS
+) -> affine.ForOp | None:
     """Unroll `loop` by `factor` (>= 1); returns the remainder loop if one was made.
 
     A constant trip count of at most `factor` unrolls fully (`unroll_full`). Always legal: the
-    iterations keep their order. Diagnostics are prefixed with `pass_name`.
+    iterations keep their order. Diagnostics are prefixed with `pass_name`; more than `max_ops`
+    new ops (the factor's copies and the remainder loop) is one.
     """
     if factor < 1:
         raise LoopoptError(f"{pass_name}: unroll factor must be at least 1, got {factor}", op=loop)
@@ -111,8 +141,9 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
         return None
     known = trip_count(loop)
     if known is not None and known <= factor:
-        unroll_full(loop, pass_name)
+        unroll_full(loop, pass_name, max_ops)
         return None
+    require_expansion_within(loop, factor, max_ops, pass_name, f"unrolling by {factor}")
     step = step_of(loop)
     guards = copy_guards(loop, factor)
     remainder = split_off_remainder(loop, factor) if guards is None else None
@@ -147,9 +178,10 @@ def unroll(loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll") -> a
     return remainder
 
 
-def unroll_full(loop: affine.ForOp, pass_name: str = "loop-unroll") -> None:
+def unroll_full(loop: affine.ForOp, pass_name: str = "loop-unroll", max_ops: int = MAX_OPS) -> None:
     """Replace `loop` (constant `trip_count`) by its iterations, in order; iter_args become the
-    chained values. A trip count of 0 erases the loop (its results become its inits)."""
+    chained values. A trip count of 0 erases the loop (its results become its inits). Refused
+    when that creates more than `max_ops` ops."""
     known = trip_count(loop)
     if known is None:
         raise LoopoptError(
@@ -157,6 +189,7 @@ def unroll_full(loop: affine.ForOp, pass_name: str = "loop-unroll") -> None:
             "constant",
             op=loop,
         )
+    require_expansion_within(loop, known, max_ops, pass_name, "fully unrolling")
     block = loop.body.block
     iv, *iter_args = block.args
     terminator = block.last_op

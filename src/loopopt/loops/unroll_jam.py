@@ -31,7 +31,12 @@ from loopopt.dialects.affine_ext import MaxOp
 from loopopt.loops.affine_maps import fold_apply, lower_bound, offset_apply, set_bounds, upper_bound
 from loopopt.loops.guard import Escape, Guard, guarded_copy
 from loopopt.loops.nest import body_ops, defined_inside, describe_loop, step_of, trip_count
-from loopopt.loops.unroll import copy_guards, split_off_remainder
+from loopopt.loops.unroll import (
+    MAX_OPS,
+    copy_guards,
+    require_expansion_within,
+    split_off_remainder,
+)
 
 Mapper = dict[SSAValue, SSAValue]
 
@@ -89,12 +94,13 @@ def unroll_jam_obstacle(loop: affine.ForOp) -> tuple[str, Operation] | None:
 
 
 def unroll_jam(
-    loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll-jam"
+    loop: affine.ForOp, factor: int, pass_name: str = "loop-unroll-jam", max_ops: int = MAX_OPS
 ) -> affine.ForOp | None:
     """Unroll `loop` by `factor` and jam the copies into its inner loops; returns the remainder
     loop if one was made. A constant trip count below `factor` lowers the factor to it.
 
-    Raises LoopoptError (prefixed with `pass_name`) when `unroll_jam_obstacle` finds one.
+    Raises LoopoptError (prefixed with `pass_name`) when `unroll_jam_obstacle` finds one, or
+    when the copies (and the remainder loop) would be more than `max_ops` ops.
     Not checked: dependences.
     """
     if factor < 1:
@@ -107,6 +113,7 @@ def unroll_jam(
         factor = min(factor, max(known, 1))
     if factor == 1:
         return None
+    require_expansion_within(loop, factor, max_ops, pass_name, f"unroll-and-jam by {factor} of")
     step = step_of(loop)
     guards = copy_guards(loop, factor)
     remainder = split_off_remainder(loop, factor) if guards is None else None

@@ -13,7 +13,8 @@ loop-tile: `min(%it + 8, %n)`) gets no remainder: copy u runs under an `affine.i
 loop bound operand, so the split point cannot be computed). `unroll-full` replaces a loop with
 a constant trip count by its iterations (a default target whose trip count is not constant is
 left alone; a named one is an error). Unrolling keeps the order of iterations, so it is always
-legal. Mechanics: `loopopt.loops.unroll`.
+legal. An unroll that would create more than `max-ops` ops (65536 by default) is refused
+before anything changes. Mechanics: `loopopt.loops.unroll`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from xdsl.dialects import builtin
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import describe_loop, function_ops, innermost_loops, named_loops, trip_count
-from loopopt.loops.unroll import unroll
+from loopopt.loops.unroll import MAX_OPS, unroll
 from loopopt.loops.unroll import unroll_full as unroll_fully
 from loopopt.passes import LoopoptPass
 
@@ -48,11 +49,16 @@ class LoopUnrollPass(LoopoptPass):
     func: str | None = None
     """Only this function."""
 
+    max_ops: int = MAX_OPS
+    """The most ops one unroll may create (copies × ops of the body); more is refused."""
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.unroll_factor < 1:
             raise LoopoptError(
                 f"{self.name}: unroll-factor must be at least 1, got {self.unroll_factor}", op=op
             )
+        if self.max_ops < 0:
+            raise LoopoptError(f"{self.name}: max-ops must be >= 0, got {self.max_ops}", op=op)
         if self.loop is not None:
             roots = function_ops(op, self.func) if self.func else [op]
             targets = [loop for root in roots for loop in named_loops(root, self.loop, self.name)]
@@ -60,9 +66,9 @@ class LoopUnrollPass(LoopoptPass):
             targets = [loop for fn in function_ops(op, self.func) for loop in innermost_loops(fn)]
         for loop in targets:
             if not self.unroll_full:
-                unroll(loop, self.unroll_factor, self.name)
+                unroll(loop, self.unroll_factor, self.name, self.max_ops)
             elif trip_count(loop) is not None:
-                unroll_fully(loop, self.name)
+                unroll_fully(loop, self.name, self.max_ops)
             elif self.loop is not None:
                 raise LoopoptError(
                     f"{self.name}: cannot fully unroll '{describe_loop(loop)}': its trip count "

@@ -13,8 +13,8 @@ in a remainder loop `<name>_rem` (not jammed), or, when the loop is bounded by a
 IVs (a point loop), the jammed statements of each copy run under an `affine.if` that keeps them in
 bounds; jammed inner loops keep their names. Refused with a diagnostic: a loop carrying iter_args,
 inner loops whose bounds vary with the unrolled IV (triangular nests), and any dependence that
-jamming would reverse (`loopopt.analysis.legality.require_unroll_jam_legal`). Mechanics:
-`loopopt.loops.unroll_jam`.
+jamming would reverse (`loopopt.analysis.legality.require_unroll_jam_legal`), and copies that
+would be more than `max-ops` ops (65536 by default). Mechanics: `loopopt.loops.unroll_jam`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from xdsl.ir import Operation
 from loopopt.analysis.legality import require_unroll_jam_legal
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import enclosing_loops, function_ops, innermost_loops, named_loops
+from loopopt.loops.unroll import MAX_OPS
 from loopopt.loops.unroll_jam import unroll_jam, unroll_jam_obstacle
 from loopopt.passes import LoopoptPass
 
@@ -57,12 +58,17 @@ class LoopUnrollJamPass(LoopoptPass):
     func: str | None = None
     """Only this function."""
 
+    max_ops: int = MAX_OPS
+    """The most ops one unroll-and-jam may create (copies × ops of the body); more is refused."""
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         factor = self.unroll_jam_factor
         if factor < 1:
             raise LoopoptError(
                 f"{self.name}: unroll-jam-factor must be at least 1, got {factor}", op=op
             )
+        if self.max_ops < 0:
+            raise LoopoptError(f"{self.name}: max-ops must be >= 0, got {self.max_ops}", op=op)
         if self.loop is not None:
             roots = function_ops(op, self.func) if self.func else [op]
             targets = [loop for root in roots for loop in named_loops(root, self.loop, self.name)]
@@ -73,4 +79,4 @@ class LoopUnrollJamPass(LoopoptPass):
             if obstacle is not None:
                 raise LoopoptError(f"{self.name}: {obstacle[0]}", op=obstacle[1])
             require_unroll_jam_legal(loop, self.name, factor)
-            unroll_jam(loop, factor, self.name)
+            unroll_jam(loop, factor, self.name, self.max_ops)

@@ -23,7 +23,9 @@ With `async` (GPU kernels, sm_80+), the copies into shared memory become cp.asyn
 a ring of `stages` (>= 2) tiles per shared buffer, issued stages - 1 tiles ahead; consecutive
 aligned elements (copy-vector=4) become 16-byte copies (loops/pipeline_async.py). Without
 `async`, `stages` is 2 (one tile in registers). cp.async needs sm_80: every architecture
-backend/ptx.py compiles for has it (arch_info refuses the others).
+backend/ptx.py compiles for has it (arch_info refuses the others). A ring larger than the
+shared memory any GPU gives a block is refused before anything is changed (a huge `stages`
+would otherwise replicate the copies for as long).
 """
 
 from __future__ import annotations
@@ -38,8 +40,15 @@ from xdsl.utils.arg_spec import ArgSpec
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import describe_loop, function_ops, named_loops, trip_count
 from loopopt.loops.pipeline import pipeline_loads, prefetchable
-from loopopt.loops.pipeline_async import async_copies, first_barrier, kernel_of, pipeline_async
+from loopopt.loops.pipeline_async import (
+    async_copies,
+    first_barrier,
+    kernel_of,
+    pipeline_async,
+    ring_bytes,
+)
 from loopopt.passes import LoopoptPass
+from loopopt.schedule.device import DEVICES
 
 
 @dataclass(frozen=True)
@@ -113,5 +122,14 @@ class PipelineCopiesPass(LoopoptPass):
                 )
             raise LoopoptError(
                 f"{self.name}{{async}}: loop '{describe_loop(loop)}': {why}", op=loop
+            )
+        largest = max(device.smem_per_block_optin for device in DEVICES.values())
+        needed = ring_bytes(copies, self.stages)
+        if needed > largest:
+            raise LoopoptError(
+                f"{self.name}{{async}}: rings of {self.stages} stages under loop "
+                f"'{describe_loop(loop)}' need {needed} bytes of shared memory; no GPU gives a "
+                f"block more than {largest}",
+                op=loop,
             )
         pipeline_async(loop, copies, self.stages)
