@@ -8,12 +8,14 @@
 target="gpu" runs the whole pipeline and needs loops mapped onto the GPU (by `gpu-map-loops`
 in the pipeline, which is added when the pipeline has none and the pass exists); "cpu" runs
 the pipeline up to its first GPU pass and JIT-compiles for the host; "auto" is "gpu" where a
-CUDA device is usable, else "cpu".
+CUDA device is usable, else "cpu", with a `CpuFallbackWarning` (once per reason and process)
+that says what is missing: cuda-python, the driver, or a device.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,6 +32,34 @@ from loopopt.universe import all_passes
 Target = Literal["gpu", "cpu", "auto"]
 GPU_PASSES = ("gpu-map-loops", "gpu-constant-memory", "loopopt-lower-gpu-to-nvvm")
 """Passes after which a module no longer runs on the CPU."""
+
+
+class CpuFallbackWarning(UserWarning):
+    """target="auto" runs on the CPU: no GPU is usable here, or the GPU pipeline refused the
+    function; the message says why."""
+
+
+_WARNED: set[str] = set()
+"""The reasons `auto_target` has warned of (each once per process)."""
+
+
+def auto_target(stacklevel: int = 1) -> str:
+    """What target="auto" means here: "gpu" where a CUDA device is usable, else "cpu", with a
+    `CpuFallbackWarning` naming what is missing (once per reason). `stacklevel`: the caller's
+    distance from the user's code, as for `warnings.warn`."""
+    from loopopt.runtime import cuda
+
+    if cuda.available():
+        return "gpu"
+    reason = cuda.unavailable_reason() or "no usable CUDA device"
+    if reason not in _WARNED:
+        _WARNED.add(reason)
+        warnings.warn(
+            f"target='auto' runs on the CPU: no usable GPU: {reason}",
+            CpuFallbackWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return "cpu"
 
 
 @dataclass
@@ -59,10 +89,8 @@ def compile(
     """Compile `func` of `module_or_text` after `pipeline` for `target` (see module docstring)."""
     if target not in ("gpu", "cpu", "auto"):
         raise LoopoptError(f"unknown target '{target}' (use gpu, cpu or auto)")
-    from loopopt.runtime import cuda
-
     if target == "auto":
-        target = "gpu" if cuda.available() else "cpu"
+        target = auto_target(stacklevel=2)
     ctx = make_context()
     module = (
         parse_module(module_or_text, "<compile>", ctx)

@@ -23,16 +23,15 @@ settings.load_profile("ci")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `gpu` are skipped unless a CUDA device is usable (cuda-python, driver, GPU)."""
+    """Tests marked `gpu` are skipped unless a CUDA device is usable; the reason says what is
+    missing (cuda-python, the driver, a device: `cuda.unavailable_reason`)."""
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if not gpu_items:
         return
-    from loopopt.diagnostics import LoopoptError
     from loopopt.runtime import cuda
 
-    try:
-        cuda.context()
-    except LoopoptError as e:
-        skip = pytest.mark.skip(reason=f"no usable GPU: {e.message}")
+    reason = cuda.unavailable_reason()
+    if reason is not None:
+        skip = pytest.mark.skip(reason=f"no usable GPU: {reason}")
         for item in gpu_items:
             item.add_marker(skip)

@@ -17,7 +17,8 @@ shapes, with types from string annotations (`A: "float32[:, :]"`, `n: int`, `x: 
 the last call. `schedule=None` runs the loops as written on the CPU and maps them with
 `gpu-map-loops` on the GPU; `"auto"` lets the cost model choose (`auto-schedule`; on the CPU only
 its loop-level part applies); any other string is a pass pipeline. `target="auto"` is the GPU where
-one is usable; a function its GPU pipeline refuses (a schedule that does not fit) then runs on the
+one is usable, else the CPU with a warning that says what is missing (cuda-python, the driver, a
+device); a function its GPU pipeline refuses (a schedule that does not fit) then runs on the
 CPU with a warning that says why (target="gpu" raises instead). Arrays: numpy (the GPU copies them
 in and out), `__cuda_array_interface__` objects (GPU, in place), `loopopt.array` (kept on the device
 between calls). A call is refused where plain Python would differ: subscripts that could leave an
@@ -37,7 +38,7 @@ import numpy as np
 from xdsl.dialects import affine, func, memref
 from xdsl.dialects.builtin import ModuleOp
 
-from loopopt.api import Compiled
+from loopopt.api import Compiled, CpuFallbackWarning, auto_target
 from loopopt.diagnostics import LoopoptError
 from loopopt.frontend.array import array
 from loopopt.frontend.bounds import BoundsCheck, bounds_check
@@ -50,14 +51,14 @@ _ANNOTATION = re.compile(r"^\s*(float32|float64|int32|int64)\s*(?:\[(.*)\])?\s*$
 
 
 def resolve_target(target: str) -> str:
+    """ "gpu" or "cpu"; "auto" is asked once per process (`api.auto_target`: a warning says why
+    it is the CPU), from a kernel's call or compile (the stack level of the warning)."""
     if target not in ("auto", "gpu", "cpu"):
         raise LoopoptError(f"unknown target '{target}' (use auto, gpu or cpu)")
     if target != "auto":
         return target
     if not _AUTO_TARGET:
-        from loopopt.runtime import cuda
-
-        _AUTO_TARGET.append("gpu" if cuda.available() else "cpu")
+        _AUTO_TARGET.append(auto_target(stacklevel=3))
     return _AUTO_TARGET[0]
 
 
@@ -159,7 +160,11 @@ class Kernel:
                 raise
             # target="auto": a function the GPU pipeline refuses still runs, on the CPU;
             # the reason is said once.
-            warnings.warn(f"{self.__name__}: runs on the CPU: {e.one_line()}", stacklevel=2)
+            warnings.warn(
+                f"{self.__name__}: runs on the CPU: {e.one_line()}",
+                CpuFallbackWarning,
+                stacklevel=2,
+            )
             self._gpu_refused.add((specs, schedule))
             resolved = "cpu"
             entry = self._entry(specs, schedule, resolved)

@@ -8,15 +8,17 @@
 
 Every driver call goes through `call()`/`check()`, which raise a LoopoptError with the CUDA
 error's name and string. cuda-python is imported on first use only, so importing loopopt never
-needs CUDA; without cuda-python, a driver or a device, `context()` raises a LoopoptError and
-`available()` is False. Everything runs in the device's primary context (the one torch and
-CuPy use) on the legacy default stream, so it is ordered with their default-stream work.
+needs CUDA; without cuda-python, a driver or a device, `context()` raises a LoopoptError that
+says which is missing (`unavailable_reason()`) and `available()` is False. Everything runs in
+the device's primary context (the one torch and CuPy use) on the legacy default stream, so it
+is ordered with their default-stream work.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.metadata
 import statistics
 import threading
 import warnings
@@ -33,16 +35,37 @@ STATIC_SHARED_LIMIT = 48 * 1024
 
 
 def _driver() -> Any:
+    """cuda-python's driver module, or a LoopoptError saying what is missing: cuda-python, or
+    what it failed to load (an import error is not taken for cuda-python being absent)."""
+    failure: Exception | None = None
     try:
         from cuda.bindings import driver
-    except ImportError:
+    except Exception as e:
+        failure = e
         try:
             from cuda import cuda as driver  # cuda-python 11/12 layout
-        except ImportError:
+        except Exception:
+            installed = _installed_cuda_python()
+            if installed is None:
+                raise LoopoptError(
+                    "cuda-python is not installed (pip install 'loopopt[gpu]')"
+                ) from None
+            detail = str(failure).strip().splitlines()
             raise LoopoptError(
-                "cuda-python is not installed (pip install 'loopopt[gpu]')"
+                f"{installed} is installed but cannot be loaded: "
+                f"{detail[0] if detail else type(failure).__name__}"
             ) from None
     return driver
+
+
+def _installed_cuda_python() -> str | None:
+    """The installed distribution that provides the driver bindings (`cuda-bindings 13.0.1`)."""
+    for distribution in ("cuda-bindings", "cuda-python"):
+        try:
+            return f"{distribution} {importlib.metadata.version(distribution)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 def check(result: Any, what: str) -> Any:
@@ -128,11 +151,17 @@ def _open_device() -> Device:
 
 def available() -> bool:
     """Is a CUDA device usable here (cuda-python, a driver and a GPU)?"""
+    return unavailable_reason() is None
+
+
+def unavailable_reason() -> str | None:
+    """Why no CUDA device is usable here, naming what is missing (cuda-python, the driver, a
+    device), or None when one is."""
     try:
         context()
-    except LoopoptError:
-        return False
-    return True
+    except LoopoptError as e:
+        return e.message
+    return None
 
 
 @dataclass
