@@ -14,6 +14,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -260,6 +261,72 @@ def test_schedule_errors_in_python(pipeline: str, where: str, says: str) -> None
     np.testing.assert_array_equal(B, np.full(4, 7.0, np.float32))
     with pytest.raises(LoopoptError):
         loopopt.compile(GOOD, "f", pipeline=pipeline, target="cpu")
+
+
+@loopopt.kernel
+def float_bound(A):
+    for i in range(2.5):
+        A[i] = 1.0
+
+
+@loopopt.kernel
+def float_parameter_bound(A, n):
+    for i in range(n):
+        A[i] = 1.0
+
+
+F32 = np.float32
+MISLEADING = {  # kernel, arguments, the line of the kernel's source it is about, what it says
+    "0-d-array": (
+        scale,
+        (np.array(1.0, F32), np.zeros(4, F32)),
+        "def scale",
+        "scale() argument 'A' is a 0-d float32 array; kernels take numbers and arrays of one or "
+        "more dimensions (reshape it to (1,))",
+    ),
+    "float16-array": (
+        scale,
+        (np.zeros(4, np.float16), np.zeros(4, F32)),
+        "def scale",
+        "scale() argument 'A' is a float16 array; arrays must be float32, float64, int32 or int64",
+    ),
+    "number-for-an-array": (
+        scale,
+        (1.0, np.zeros(4, F32)),
+        "for i in range(A.shape[0])",
+        "'A' is a number (float), not an array: 'A.shape'",
+    ),
+    "float-bound": (
+        float_bound,
+        (np.zeros(4, F32),),
+        "for i in range(2.5)",
+        "range() takes integers, and '2.5' is a float: 'range(2.5)'",
+    ),
+    "float-parameter-bound": (
+        float_parameter_bound,
+        (np.zeros(4, F32), 2.5),
+        "for i in range(n)",
+        "range() takes integers, and 'n' is a float: 'range(n)'",
+    ),
+}
+
+
+@pytest.mark.parametrize(("kernel", "args", "line", "says"), MISLEADING.values(), ids=MISLEADING)
+def test_messages_say_what_is_wrong(
+    kernel: Any, args: tuple[Any, ...], line: str, says: str
+) -> None:
+    """Each used to mislead: `not a float32/… array` for a 0-d array, `'A.shape' is outside
+    the subset` for a number passed as an array, `loop bounds must be affine` for a float."""
+    before = [np.array(a, copy=True) for a in args]
+    with pytest.raises(LoopoptError) as error:
+        kernel(*args, target="cpu")
+    assert error.value.message == says
+    source = Path(__file__).read_text().splitlines()
+    number = next(k for k, text in enumerate(source, start=1) if text.strip().startswith(line))
+    assert error.value.location is not None
+    assert error.value.location.startswith(f"{__file__}:{number}:")
+    for arg, copy in zip(args, before, strict=True):
+        np.testing.assert_array_equal(arg, copy)
 
 
 def _python(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:

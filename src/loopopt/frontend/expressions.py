@@ -115,6 +115,15 @@ class Expressions(Branches):
                 return Shape(value)
             if node.attr == "ndim":
                 return Index(AffineExpr.constant(len(value.shape)))
+        elif node.attr in ("shape", "ndim") and isinstance(
+            value, Scalar | Index | FloatConst | BoolConst
+        ):  # a number where an array is expected (the caller passed one for it)
+            ty = type_of(self, value, node)
+            raise self.error(
+                node,
+                f"'{self.source.text(node.value)}' is a number ({ty}), not an array: "
+                f"'{self.source.text(node)}'",
+            )
         raise self.error(node, f"attribute '{self.source.text(node)}' is outside the subset")
 
     def _Tuple(self, node: ast.Tuple) -> Value:

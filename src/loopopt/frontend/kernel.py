@@ -44,7 +44,16 @@ from loopopt.frontend.array import array
 from loopopt.frontend.bounds import BoundsCheck, bounds_check
 from loopopt.frontend.source import Source
 from loopopt.frontend.translate import parameters, translate
-from loopopt.frontend.types import DTYPES, PY_FLOAT, PY_INT, ArraySpec, ScalarSpec, Spec, spec_of
+from loopopt.frontend.types import (
+    DTYPES,
+    PY_FLOAT,
+    PY_INT,
+    ArraySpec,
+    ScalarSpec,
+    Spec,
+    spec_of,
+    unsupported_argument,
+)
 
 _AUTO_TARGET: list[str] = []
 _ANNOTATION = re.compile(r"^\s*(float32|float64|int32|int64)\s*(?:\[(.*)\])?\s*$")
@@ -106,8 +115,7 @@ class Kernel:
             spec = spec_of(value, dynamic=not self.static_shapes)
             if spec is None:
                 raise LoopoptError(
-                    f"{self.__name__}() argument '{name}': {type(value).__name__} is not a "
-                    "float32/float64/int32/int64 array, an int or a float",
+                    f"{self.__name__}() argument '{name}' is {unsupported_argument(value)}",
                     location=self.source.location(self.source.tree),
                 )
             result.append(spec)

@@ -30,6 +30,7 @@ from loopopt.frontend.types import PromotionError, Ty, join
 from loopopt.frontend.values import (
     Array,
     Bound,
+    FloatConst,
     Index,
     Scalar,
     Shape,
@@ -234,6 +235,8 @@ class Statements(Expressions):
         if call.keywords or not 1 <= len(call.args) <= 3:
             raise self.error(call, f"range() takes 1 to 3 positional arguments: '{text}'")
         args = [self.expr(arg) for arg in call.args]
+        for arg, value in zip(call.args, args, strict=True):
+            self._require_int(arg, value, call)
         step = 1
         if len(args) == 3:
             known = self.affine(args[2])
@@ -249,6 +252,17 @@ class Statements(Expressions):
             return lower, upper, step, lower[0]
         trip = (lower[0] - upper[0]).ceil_div(-step)
         return [AffineExpr.constant(0)], [self.atoms.simplify(trip)], step, lower[0]
+
+    def _require_int(self, arg: ast.expr, value: Value, call: ast.expr) -> None:
+        """range() takes integers (Python raises TypeError for a float): say so of a float."""
+        if isinstance(value, FloatConst) or (
+            isinstance(value, Scalar) and value.ty.kind == "float"
+        ):
+            raise self.error(
+                arg,
+                f"range() takes integers, and '{self.source.text(arg)}' is a float: "
+                f"'{self.source.text(call)}'",
+            )
 
     def _bound_exprs(self, value: Value, allowed: str | None, call: ast.expr) -> list[AffineExpr]:
         if isinstance(value, Bound) and value.kind == allowed:

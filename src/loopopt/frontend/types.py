@@ -129,6 +129,25 @@ def spec_of(value: Any, dynamic: bool = False) -> Spec | None:
     return ArraySpec(dtype.name, tuple(None if dynamic else int(s) for s in shape))
 
 
+def unsupported_argument(value: Any) -> str:
+    """Why `value` is not an argument the front-end accepts (`spec_of` gave None), in the
+    caller's terms: `a 0-d float32 array; kernels take numbers and arrays of one or more …`."""
+    kinds = "a float32/float64/int32/int64 array, an int or a float"
+    shape_dtype = _shape_and_dtype(value)
+    if shape_dtype is not None:
+        shape, dtype = shape_dtype
+        if dtype.name not in DTYPES:
+            return f"a {dtype.name} array; arrays must be float32, float64, int32 or int64"
+        return (
+            f"a 0-d {dtype.name} array; kernels take numbers and arrays of one or more "
+            "dimensions (reshape it to (1,))"
+        )
+    if isinstance(value, bool | np.bool_):
+        return f"a bool, not {kinds}"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}, not {kinds}"
+
+
 def _shape_and_dtype(value: Any) -> tuple[tuple[int, ...], np.dtype[Any]] | None:
     if isinstance(value, np.ndarray) or hasattr(value, "__loopopt_array__"):
         return tuple(value.shape), np.dtype(value.dtype)
