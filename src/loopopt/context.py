@@ -17,6 +17,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
 from loopopt.dialects.nvvm import NVVM
+from loopopt.iteration_buffers import sink_iteration_buffers
 
 
 def make_context() -> Context:
@@ -119,7 +120,9 @@ def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None) -
 
 
 def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> ModuleOp:
-    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`)."""
+    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`); buffers
+    that loopopt's text holds at a function's entry go back into their loops
+    (`iteration_buffers`)."""
     parser = LocatingParser(ctx, text, name, line_offset)
     try:
         module = parser.parse_module()
@@ -129,6 +132,7 @@ def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> Mod
     except VerifyException as e:  # raised by op constructors while parsing
         loc = parser.pos_location()
         raise LoopoptError(f"invalid IR: {_first_line(e)}", location=loc) from None
+    sink_iteration_buffers(module)
     verify_ir(module, "invalid IR")
     return module
 

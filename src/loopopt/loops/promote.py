@@ -22,7 +22,9 @@ so they start at 0 and stop at the extent where no guard is needed. `pad` elemen
 to the innermost buffer dimension (against shared-memory bank conflicts); they are never
 touched. With `transpose` the buffer holds the box with its dimensions reversed (a thread's
 register tile of `A[i, k]`, rows i..i+7 at one k, becomes contiguous: vector loads).
-Dynamic array sizes used by a guard are read with memref.dim.
+Dynamic array sizes used by a guard are read with memref.dim. The buffer is one per
+iteration of the loop; the MLIR text loopopt writes has it at the entry of the function instead
+(`loopopt.iteration_buffers`: upstream's lowering would grow the stack in every iteration).
 
 Not checked here (the footprint analysis does it): that the footprint covers every access and
 that no other memref aliases the array.

@@ -27,6 +27,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from loopopt.context import make_context, parse_chunk, verify_ir
 from loopopt.diagnostics import LoopoptError, in_stage, internal_error
+from loopopt.iteration_buffers import hoist_iteration_buffers
 from loopopt.pass_pipeline import apply_passes, parse_pipeline
 from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
 from loopopt.tools.inputs import STDIN, read_file, read_stdin, stdin_is_piped
@@ -138,7 +139,9 @@ class Driver:
         verify_ir(module, f"{previous.name} produced invalid IR")
         if self.args.print_ir_after_all:
             sys.stderr.write(f"// -----// IR Dump After {previous.name} //----- //\n")
-            Printer(stream=sys.stderr).print_op(module)
+            shown = module.clone()
+            hoist_iteration_buffers(shown)
+            Printer(stream=sys.stderr).print_op(shown)
             sys.stderr.write("\n\n")
 
     def process(self, text: str, name: str, line_offset: int) -> str:
@@ -159,6 +162,7 @@ class Driver:
 
             lower_to_llvm(module)
             return module_to_llvm_ir(module)
+        hoist_iteration_buffers(module)  # what upstream MLIR runs without growing the stack
         out = StringIO()
         Printer(stream=out).print_op(module)
         out.write("\n")

@@ -6,11 +6,11 @@
 // RUN: loopopt-opt %s -p 'loop-tile{tile-sizes=4,4,8},pad-tiles{loops=i,j,k},promote{arrays=A,B loop=k_t},loop-unroll{unroll-full loop=k},loop-unroll{unroll-full loop=j},loop-unroll{unroll-full loop=i},scalar-replace{loop=k_t}' | %mlir-opt --lower-affine | filecheck %s --check-prefix=LOWERED
 
 // CHECK-LABEL: func.func @matmul
+// CHECK:         memref.alloca() {loopopt.scope = {{[0-9]+}} : i64} : memref<4x8xf32>
 // CHECK:         affine.if #{{.*}}(%{{.*}}) -> f32 {
 // CHECK:         } else {
 // CHECK:           arith.constant 0.000000e+00 : f32
 // CHECK:         affine.for %{{.*}} = 0 to 21 step 8 iter_args(
-// CHECK:           memref.alloca() : memref<4x8xf32>
 // CHECK:           affine.if #{{.*}}(%{{.*}}) -> f32 {
 // CHECK:         affine.if #{{.*}}(%{{.*}}) {
 // CHECK-NEXT:      affine.store

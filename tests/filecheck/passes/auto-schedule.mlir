@@ -24,8 +24,8 @@
 // With gpu=false (the CPU path of loopopt.compile) only the loop-level part applies: tiles and
 // local copies, no kernel.
 // LOOPS-LABEL: func.func @mm
+// LOOPS:         memref.alloca() {loopopt.scope = {{[0-9]+}} : i64} : memref<32x36xf32, 3 : i64>
 // LOOPS:         affine.for %i_t = 0 to 64 step 32 {
-// LOOPS:         memref.alloca() : memref<32x36xf32, 3 : i64>
 // LOOPS-NOT:     gpu.
 // MATMUL
 func.func @mm(%A: memref<64x32xf32>, %B: memref<32x64xf32>, %C: memref<64x64xf32>) {

@@ -38,7 +38,7 @@
 // ONE-NEXT:          affine.store
 
 // PROMOTE-LABEL: func.func @matmul
-// PROMOTE:       %[[BUF:.*]] = memref.alloca() : memref<16x8xf32>
+// PROMOTE:       %[[BUF:.*]] = memref.alloca() {loopopt.scope = {{[0-9]+}} : i64} : memref<16x8xf32>
 // PROMOTE:       affine.for %{{.*}} = 0 to 16 {
 // PROMOTE-NEXT:    affine.for %{{.*}} = 0 to 8 {
 // PROMOTE-NEXT:      %[[V:.*]] = affine.if

@@ -14,13 +14,13 @@
 // A's 2x2 box under k_t, copies unrolled: the prologue loads the first box, each iteration
 // stores the carried values and loads the next box (the last one reloads its own: min).
 // CHECK-LABEL: func.func @matmul
+// CHECK-NEXT:    %[[BUF:.*]] = memref.alloca() {loopopt.scope = [[SCOPE:[0-9]+]] : i64} : memref<2x2xf32>
 // CHECK:         %[[FIRST:.*]] = affine.apply affine_map<() -> (0)> ()
 // CHECK-NEXT:    %[[P0:.*]] = affine.load %A[%[[IT:.*]], %[[FIRST]]] : memref<4x6xf32>
 // CHECK-NEXT:    %[[P1:.*]] = affine.load %A[%[[IT]], %[[FIRST]] + 1] : memref<4x6xf32>
 // CHECK-NEXT:    %[[P2:.*]] = affine.load %A[%[[IT]] + 1, %[[FIRST]]] : memref<4x6xf32>
 // CHECK-NEXT:    %[[P3:.*]] = affine.load %A[%[[IT]] + 1, %[[FIRST]] + 1] : memref<4x6xf32>
 // CHECK-NEXT:    affine.for %[[KT:.*]] = 0 to 6 step 2 iter_args(%[[V0:.*]] = %[[P0]], %[[V1:.*]] = %[[P1]], %[[V2:.*]] = %[[P2]], %[[V3:.*]] = %[[P3]]) -> (f32, f32, f32, f32) {
-// CHECK-NEXT:      %[[BUF:.*]] = memref.alloca() : memref<2x2xf32>
 // CHECK-NEXT:      affine.store %[[V0]], %[[BUF]][0, 0]
 // CHECK-NEXT:      affine.store %[[V1]], %[[BUF]][0, 1]
 // CHECK-NEXT:      affine.store %[[V2]], %[[BUF]][1, 0]
@@ -32,7 +32,7 @@
 // CHECK-NEXT:      %[[N3:.*]] = affine.load %A[%[[IT]] + 1, %[[NEXT]] + 1]
 // CHECK:           affine.load %[[BUF]]
 // CHECK:           affine.yield %[[N0]], %[[N1]], %[[N2]], %[[N3]] : f32, f32, f32, f32
-// CHECK-NEXT:    } {loopopt.name = "k_t"}
+// CHECK-NEXT:    } {loopopt.name = "k_t", loopopt.scope = [[SCOPE]] : i64}
 func.func @matmul(%A: memref<4x6xf32>, %B: memref<6x4xf32>, %C: memref<4x4xf32>) {
   affine.for %i = 0 to 4 {
     affine.for %j = 0 to 4 {

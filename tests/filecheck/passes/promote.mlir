@@ -13,10 +13,14 @@
 // Hand-tiled matmul 40x40x20, tiles 32x32x8, point loops clipped with min (partial tiles).
 // A (32x8) and B (8x32) are promoted under k_t, C (32x32) under j_t: C is read and written, so
 // it is copied in before k_t and back after it. Copies are clipped to the array like the tiles.
+// The buffers of an iteration of k_t (j_t) are written at the function's entry, paired with the
+// loop by loopopt.scope (upstream's lowering would allocate them anew in every iteration).
 // MATMUL-LABEL: func.func @matmul
-// MATMUL:       affine.for %[[IT:.*]] = 0 to 40 step 32 {
+// MATMUL-NEXT:  %[[CBUF:.*]] = memref.alloca() {loopopt.scope = [[JSCOPE:[0-9]+]] : i64} : memref<32x32xf32>
+// MATMUL-NEXT:  %[[ABUF:.*]] = memref.alloca() {loopopt.scope = [[KSCOPE:[0-9]+]] : i64} : memref<32x8xf32>
+// MATMUL-NEXT:  %[[BBUF:.*]] = memref.alloca() {loopopt.scope = [[KSCOPE]] : i64} : memref<8x32xf32>
+// MATMUL-NEXT:  affine.for %[[IT:.*]] = 0 to 40 step 32 {
 // MATMUL-NEXT:    affine.for %[[JT:.*]] = 0 to 40 step 32 {
-// MATMUL-NEXT:      %[[CBUF:.*]] = memref.alloca() : memref<32x32xf32>
 // MATMUL-NEXT:      affine.for %[[C0:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%[[IT]]) {
 // MATMUL-NEXT:        affine.for %[[C1:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%[[JT]]) {
 // MATMUL-NEXT:          %[[V:.*]] = affine.load %C[%[[IT]] + %[[C0]], %[[JT]] + %[[C1]]] : memref<40x40xf32>
@@ -24,14 +28,13 @@
 // MATMUL-NEXT:        } {loopopt.name = "C_copy_in_1", loopopt.copy}
 // MATMUL-NEXT:      } {loopopt.name = "C_copy_in_0", loopopt.copy}
 // MATMUL-NEXT:      affine.for %[[KT:.*]] = 0 to 20 step 8 {
-// MATMUL-NEXT:        %[[ABUF:.*]] = memref.alloca() : memref<32x8xf32>
 // MATMUL-NEXT:        affine.for %[[A0:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%[[IT]]) {
 // MATMUL-NEXT:          affine.for %[[A1:.*]] = 0 to min affine_map<(d0) -> (8, ((d0 * -1) + 20))>(%[[KT]]) {
 // MATMUL-NEXT:            %[[W:.*]] = affine.load %A[%[[IT]] + %[[A0]], %[[KT]] + %[[A1]]] : memref<40x20xf32>
 // MATMUL-NEXT:            affine.store %[[W]], %[[ABUF]][%[[A0]], %[[A1]]] : memref<32x8xf32>
 // MATMUL-NEXT:          } {loopopt.name = "A_copy_in_1", loopopt.copy}
 // MATMUL-NEXT:        } {loopopt.name = "A_copy_in_0", loopopt.copy}
-// MATMUL-NEXT:        %[[BBUF:.*]] = memref.alloca() : memref<8x32xf32>
+// MATMUL-NEXT:        affine.for %{{.*}} = 0 to min
 // MATMUL:             } {loopopt.name = "B_copy_in_0", loopopt.copy}
 // MATMUL-NEXT:        affine.for %[[I:.*]] = affine_map<(d0) -> (d0)>(%[[IT]]) to
 // MATMUL-NEXT:          affine.for %[[J:.*]] = affine_map<(d0) -> (d0)>(%[[JT]]) to
@@ -41,30 +44,30 @@
 // MATMUL-NEXT:              affine.load %[[CBUF]][%[[I]] + %[[IT]] * -1, %[[J]] + %[[JT]] * -1] : memref<32x32xf32>
 // MATMUL:                   affine.store %{{.*}}, %[[CBUF]][%[[I]] + %[[IT]] * -1, %[[J]] + %[[JT]] * -1] : memref<32x32xf32>
 // MATMUL:             } {loopopt.name = "i"}
-// MATMUL-NEXT:      } {loopopt.name = "k_t"}
+// MATMUL-NEXT:      } {loopopt.name = "k_t", loopopt.scope = [[KSCOPE]] : i64}
 // MATMUL-NEXT:      affine.for %[[O0:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%[[IT]]) {
 // MATMUL-NEXT:        affine.for %[[O1:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%[[JT]]) {
 // MATMUL-NEXT:          %[[R:.*]] = affine.load %[[CBUF]][%[[O0]], %[[O1]]] : memref<32x32xf32>
 // MATMUL-NEXT:          affine.store %[[R]], %C[%[[IT]] + %[[O0]], %[[JT]] + %[[O1]]] : memref<40x40xf32>
 // MATMUL-NEXT:        } {loopopt.name = "C_copy_out_1", loopopt.copy}
 // MATMUL-NEXT:      } {loopopt.name = "C_copy_out_0", loopopt.copy}
-// MATMUL-NEXT:    } {loopopt.name = "j_t"}
+// MATMUL-NEXT:    } {loopopt.name = "j_t", loopopt.scope = [[JSCOPE]] : i64}
 // Shared memory: B's innermost extent 32 gets a padding of 1 (bank conflicts), in address space 3.
 // A (32x8 box of A[i, k]) stored k-major: A_shared[k - kt, i - it], rows padded to 36 floats
 // (16-byte aligned); the copy loops keep A's order (contiguous global reads).
 // TRANSPOSE-LABEL: func.func @matmul
-// TRANSPOSE:         %[[BUF:.*]] = memref.alloca() : memref<8x36xf32, 3 : i64>
-// TRANSPOSE-NEXT:    affine.for %[[A0:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%{{.*}}) {
+// TRANSPOSE:         %[[BUF:.*]] = memref.alloca() {loopopt.scope = {{[0-9]+}} : i64} : memref<8x36xf32, 3 : i64>
+// TRANSPOSE:         affine.for %[[A0:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%{{.*}}) {
 // TRANSPOSE-NEXT:      affine.for %[[A1:.*]] = 0 to min affine_map<(d0) -> (8, ((d0 * -1) + 20))>(%{{.*}}) {
 // TRANSPOSE-NEXT:        %[[V:.*]] = affine.load %A[%{{.*}} + %[[A0]], %{{.*}} + %[[A1]]] : memref<40x20xf32>
 // TRANSPOSE-NEXT:        affine.store %[[V]], %[[BUF]][%[[A1]], %[[A0]]] : memref<8x36xf32, 3 : i64>
 // TRANSPOSE:         affine.load %[[BUF]][%[[K:.*]] + %[[KT:.*]] * -1, %[[I:.*]] + %[[IT:.*]] * -1] : memref<8x36xf32, 3 : i64>
 
 // PAD-LABEL: func.func @matmul
-// PAD:         memref.alloca() : memref<8x33xf32, 3 : i64>
+// PAD:         memref.alloca() {loopopt.scope = {{[0-9]+}} : i64} : memref<8x33xf32, 3 : i64>
 // PAD-NOT:     memref.alloca
 // PAD-LABEL: func.func @transpose
-// PAD:         %[[BUF:.*]] = memref.alloca() : memref<32x35xf32>
+// PAD:         %[[BUF:.*]] = memref.alloca() {loopopt.scope = {{[0-9]+}} : i64} : memref<32x35xf32>
 // PAD:         affine.load %[[BUF]][%{{.*}}, %{{.*}}] : memref<32x35xf32>
 // PAD-NOT:     memref.alloca
 func.func @matmul(%A: memref<40x20xf32>, %B: memref<20x40xf32>, %C: memref<40x40xf32>) {
@@ -93,9 +96,9 @@ func.func @matmul(%A: memref<40x20xf32>, %B: memref<20x40xf32>, %C: memref<40x40
 
 // Convolution: a 4x4 output tile reads a 6x6 input window (a halo of 2 for the 3x3 filter).
 // CONV-LABEL: func.func @conv2d
-// CONV:         affine.for %[[IT:.*]] = 0 to 13 step 4 {
+// CONV-NEXT:    %[[BUF:.*]] = memref.alloca() {loopopt.scope = [[SCOPE:[0-9]+]] : i64} : memref<6x6xf32>
+// CONV-NEXT:    affine.for %[[IT:.*]] = 0 to 13 step 4 {
 // CONV-NEXT:      affine.for %[[JT:.*]] = 0 to 11 step 4 {
-// CONV-NEXT:        %[[BUF:.*]] = memref.alloca() : memref<6x6xf32>
 // CONV-NEXT:        affine.for %[[C0:.*]] = 0 to min affine_map<(d0) -> (6, ((d0 * -1) + 15))>(%[[IT]]) {
 // CONV-NEXT:          affine.for %[[C1:.*]] = 0 to min affine_map<(d0) -> (6, ((d0 * -1) + 13))>(%[[JT]]) {
 // CONV-NEXT:            %[[V:.*]] = affine.load %I[%[[IT]] + %[[C0]], %[[JT]] + %[[C1]]] : memref<15x13xf32>
@@ -107,6 +110,7 @@ func.func @matmul(%A: memref<40x20xf32>, %B: memref<20x40xf32>, %C: memref<40x40
 // CONV-NEXT:                affine.load %[[BUF]][%[[I]] + %[[P]] + %[[IT]] * -1, %[[J]] + %[[Q]] + %[[JT]] * -1] : memref<6x6xf32>
 // CONV-NEXT:                affine.load %F[%[[P]], %[[Q]]]
 // CONV-NOT:     copy_out
+// CONV:           } {loopopt.name = "j_t", loopopt.scope = [[SCOPE]] : i64}
 func.func @conv2d(%I: memref<15x13xf32>, %F: memref<3x3xf32>, %O: memref<13x11xf32>) {
   affine.for %it = 0 to 13 step 4 {
     affine.for %jt = 0 to 11 step 4 {
@@ -134,13 +138,13 @@ func.func @conv2d(%I: memref<15x13xf32>, %F: memref<3x3xf32>, %O: memref<13x11xf
 // 3-point stencil, tiles of 8 from 1: A's window is [it - 1, it + 9), 10 elements; B is only
 // written, so it is copied back (its exact written region) but never copied in.
 // STENCIL-LABEL: func.func @stencil
-// STENCIL:         affine.for %[[IT:.*]] = 1 to 63 step 8 {
-// STENCIL-NEXT:      %[[ABUF:.*]] = memref.alloca() : memref<10xf32>
+// STENCIL-NEXT:    %[[ABUF:.*]] = memref.alloca() {loopopt.scope = [[SCOPE:[0-9]+]] : i64} : memref<10xf32>
+// STENCIL-NEXT:    %[[BBUF:.*]] = memref.alloca() {loopopt.scope = [[SCOPE]] : i64} : memref<8xf32>
+// STENCIL-NEXT:    affine.for %[[IT:.*]] = 1 to 63 step 8 {
 // STENCIL-NEXT:      affine.for %[[C:.*]] = 0 to min affine_map<(d0) -> (10, ((d0 * -1) + 65))>(%[[IT]]) {
 // STENCIL-NEXT:        %[[V:.*]] = affine.load %A[%[[IT]] + %[[C]] + -1] : memref<64xf32>
 // STENCIL-NEXT:        affine.store %[[V]], %[[ABUF]][%[[C]]] : memref<10xf32>
 // STENCIL-NEXT:      } {loopopt.name = "A_copy_in_0", loopopt.copy}
-// STENCIL-NEXT:      %[[BBUF:.*]] = memref.alloca() : memref<8xf32>
 // STENCIL-NEXT:      affine.for %[[I:.*]] = affine_map
 // STENCIL-NEXT:        affine.load %[[ABUF]][%[[I]] + %[[IT]] * -1] : memref<10xf32>
 // STENCIL-NEXT:        affine.load %[[ABUF]][%[[I]] + %[[IT]] * -1 + 1] : memref<10xf32>
@@ -151,6 +155,7 @@ func.func @conv2d(%I: memref<15x13xf32>, %F: memref<3x3xf32>, %O: memref<13x11xf
 // STENCIL-NEXT:        %[[R:.*]] = affine.load %[[BBUF]][%[[O]]] : memref<8xf32>
 // STENCIL-NEXT:        affine.store %[[R]], %B[%[[IT]] + %[[O]]] : memref<64xf32>
 // STENCIL-NEXT:      } {loopopt.name = "B_copy_out_0", loopopt.copy}
+// STENCIL-NEXT:    } {loopopt.name = "i_t", loopopt.scope = [[SCOPE]] : i64}
 // STENCIL-NOT:       B_copy_in
 func.func @stencil(%A: memref<64xf32>, %B: memref<64xf32>) {
   affine.for %it = 1 to 63 step 8 {
@@ -170,14 +175,14 @@ func.func @stencil(%A: memref<64xf32>, %B: memref<64xf32>) {
 
 // Shared memory (address space 3), full tiles: no guards; innermost extent 32 -> padding 1.
 // SHARED-LABEL: func.func @transpose
-// SHARED:         affine.for %[[IT:.*]] = 0 to 64 step 32 {
+// SHARED-NEXT:    %[[ABUF:.*]] = memref.alloca() {loopopt.scope = [[SCOPE:[0-9]+]] : i64} : memref<32x33xf32, 3 : i64>
+// SHARED-NEXT:    %[[BBUF:.*]] = memref.alloca() {loopopt.scope = [[SCOPE]] : i64} : memref<32x33xf32, 3 : i64>
+// SHARED-NEXT:    affine.for %[[IT:.*]] = 0 to 64 step 32 {
 // SHARED-NEXT:      affine.for %[[JT:.*]] = 0 to 64 step 32 {
-// SHARED-NEXT:        %[[ABUF:.*]] = memref.alloca() : memref<32x33xf32, 3 : i64>
 // SHARED-NEXT:        affine.for %[[C0:.*]] = 0 to 32 {
 // SHARED-NEXT:          affine.for %[[C1:.*]] = 0 to 32 {
 // SHARED-NEXT:            %[[V:.*]] = affine.load %A[%[[JT]] + %[[C0]], %[[IT]] + %[[C1]]] : memref<64x64xf32>
 // SHARED-NEXT:            affine.store %[[V]], %[[ABUF]][%[[C0]], %[[C1]]] : memref<32x33xf32, 3 : i64>
-// SHARED:             %[[BBUF:.*]] = memref.alloca() : memref<32x33xf32, 3 : i64>
 // SHARED:                 affine.load %[[ABUF]][%{{.*}} + %[[JT]] * -1, %{{.*}} + %[[IT]] * -1] : memref<32x33xf32, 3 : i64>
 // SHARED-NEXT:            affine.store %{{.*}}, %[[BBUF]]
 // SHARED:             } {loopopt.name = "B_copy_out_0", loopopt.copy}
