@@ -496,7 +496,9 @@ def test_checker_refuses_barriers_under_thread_dependent_control(body: str, culp
 def test_every_barrier_is_reached_by_every_thread(pre: str, rng: np.random.Generator) -> None:
     text, _, _ = kernels.matmul(37, 29, 23, rng)
     for options in ({}, {"block": (4, 2)}, {"grid": (2, 2)}):
-        for kernel in kernels_of(mapped(text, pre, **options)):
+        mapped_kernels = kernels_of(mapped(text, pre, **options))
+        assert mapped_kernels, options
+        for kernel in mapped_kernels:
             assert [op for op in kernel.walk() if isinstance(op, gpu.BarrierOp)]
             assert misplaced_barriers(kernel) == []
 

@@ -375,12 +375,7 @@ def test_auto_target_picks_the_gpu() -> None:
     assert loopopt.compile(VADD, func="vadd").target == "gpu"
 
 
-def _mapping_available() -> bool:
-    return "gpu-map-loops" in api.all_passes()
-
-
 @pytest.mark.gpu
-@pytest.mark.skipif(not _mapping_available(), reason="gpu-map-loops is not there yet")
 @pytest.mark.parametrize(
     "case",
     [

@@ -14,15 +14,21 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.runtime import cuda
 from loopopt.runtime.cuda import require_aligned, require_distinct_arrays
 
+POINTER, SIZE = ctypes.c_void_p, ctypes.c_int64
+
 
 def test_distinct_arrays_and_sizes_pass() -> None:
-    require_distinct_arrays(
-        "k", [(4096, ctypes.c_void_p), (8192, ctypes.c_void_p), (4096, ctypes.c_int64)]
-    )
+    """A size equal to an array's address is no second array; the address as a pointer is."""
+    assert require_distinct_arrays("k", [(4096, POINTER), (8192, POINTER), (4096, SIZE)]) is None
+    with pytest.raises(LoopoptError, match="arguments 0 and 2 are the same array"):
+        require_distinct_arrays("k", [(4096, POINTER), (8192, POINTER), (4096, POINTER)])
 
 
 def test_null_pointers_are_not_arrays() -> None:
-    require_distinct_arrays("k", [(None, ctypes.c_void_p), (0, ctypes.c_void_p)])
+    """Two null pointers (no array) are not the same array twice; two equal addresses are."""
+    assert require_distinct_arrays("k", [(None, POINTER), (0, POINTER), (0, POINTER)]) is None
+    with pytest.raises(LoopoptError, match="arguments 1 and 2 are the same array"):
+        require_distinct_arrays("k", [(None, POINTER), (16, POINTER), (16, POINTER)])
 
 
 def test_the_same_array_twice_is_refused() -> None:
@@ -33,9 +39,10 @@ def test_the_same_array_twice_is_refused() -> None:
 
 
 def test_aligned_arrays_pass_and_sizes_are_not_pointers() -> None:
-    require_aligned(
-        "k", [(4096, ctypes.c_void_p), (8, ctypes.c_int64), (None, ctypes.c_void_p)], 16
-    )
+    """A size of 8 is not checked for alignment; an address of 8 is refused."""
+    assert require_aligned("k", [(4096, POINTER), (8, SIZE), (None, POINTER)], 16) is None
+    with pytest.raises(LoopoptError, match="argument 1 is not 16-byte aligned"):
+        require_aligned("k", [(4096, POINTER), (8, POINTER), (None, POINTER)], 16)
 
 
 def test_a_misaligned_array_is_refused() -> None:

@@ -10,6 +10,7 @@ from kernels import conv2d, jacobi_1d, matmul, syrk, wavefront
 from xdsl.dialects import affine
 from xdsl.dialects.builtin import ModuleOp
 
+from loopopt.analysis.dependence import dependences
 from loopopt.analysis.legality import (
     require_fully_permutable,
     require_permutation_legal,
@@ -24,14 +25,40 @@ def loops(module: ModuleOp, names: str) -> list[affine.ForOp]:
     return [find_loop(module, name, "test") for name in names.split(",")]
 
 
+def carried(band: list[affine.ForOp]) -> set[tuple[str, tuple[str, ...], tuple[int | None, ...]]]:
+    """(kind, directions, distances) of the dependences carried inside the band: what an
+    accepted request was checked against (none at all would make the acceptance vacuous)."""
+    return {
+        (dep.kind, dep.directions, dep.distances)
+        for dep in dependences(band[0])
+        if dep.carrier is not None
+    }
+
+
+REDUCTION = {  # C[i, j] += ... in the innermost loop k: carried by k only
+    ("RAW", ("=", "=", "<"), (0, 0, None)),
+    ("WAR", ("=", "=", "<"), (0, 0, None)),
+    ("WAW", ("=", "=", "<"), (0, 0, None)),
+}
+
+
 def test_matmul_accepts_everything(rng: np.random.Generator) -> None:
+    """Every request is checked against k's reduction dependences, and none reverses them."""
     module = parse_module(matmul(4, 5, 6, rng)[0])
     band = loops(module, "i,j,k")
-    require_fully_permutable(band, "loop-tile")
-    for permutation in itertools.permutations(range(3)):
+    assert carried(band) == REDUCTION
+    assert require_fully_permutable(band, "loop-tile") is None
+    accepted = [p for p in itertools.permutations(range(3)) if not _refuses(band, p)]
+    assert len(accepted) == 6
+    assert all(require_unroll_jam_legal(loop, "loop-unroll-jam") is None for loop in band)
+
+
+def _refuses(band: list[affine.ForOp], permutation: tuple[int, ...]) -> bool:
+    try:
         require_permutation_legal(band, permutation, "loop-interchange")
-    for loop in band:
-        require_unroll_jam_legal(loop, "loop-unroll-jam")
+    except IllegalTransformError:
+        return True
+    return False
 
 
 def test_wavefront_refusals(rng: np.random.Generator) -> None:
@@ -78,10 +105,14 @@ def nest(read: str) -> tuple[ModuleOp, list[affine.ForOp]]:
 
 
 def test_diagonal_dependence_is_fully_permutable() -> None:
-    _, band = nest("%i - 1, %j - 1")  # (<, <)
-    require_fully_permutable(band, "loop-tile")
-    require_permutation_legal(band, [1, 0], "loop-interchange")
-    require_unroll_jam_legal(band[0], "loop-unroll-jam")
+    _, band = nest("%i - 1, %j - 1")
+    assert carried(band) == {("RAW", ("<", "<"), (1, 1))}
+    assert require_fully_permutable(band, "loop-tile") is None
+    assert not _refuses(band, (1, 0))
+    assert require_unroll_jam_legal(band[0], "loop-unroll-jam") is None
+    _, reversed_band = nest("%i - 1, %j + 1")  # the same checks see (<, >)
+    assert carried(reversed_band) == {("RAW", ("<", ">"), (1, -1))}
+    assert _refuses(reversed_band, (1, 0))
 
 
 def test_unroll_jam_exact_with_factor() -> None:
@@ -95,8 +126,10 @@ def test_unroll_jam_exact_with_factor() -> None:
 
 
 def test_unroll_jam_same_statement_group_is_fine() -> None:
-    _, band = nest("%i - 1, %j")  # (<, =): the copy of i + 1 reads what copy i just stored
-    require_unroll_jam_legal(band[0], "loop-unroll-jam", 4)
+    """(<, =): the copy of i + 1 reads what copy i just stored, in the same statement group."""
+    _, band = nest("%i - 1, %j")
+    assert carried(band) == {("RAW", ("<", "="), (1, 0))}
+    assert require_unroll_jam_legal(band[0], "loop-unroll-jam", 4) is None
 
 
 def test_unroll_jam_across_sibling_loops(rng: np.random.Generator) -> None:
@@ -108,7 +141,9 @@ def test_unroll_jam_across_sibling_loops(rng: np.random.Generator) -> None:
 
 def test_triangular_band_is_fully_permutable(rng: np.random.Generator) -> None:
     module = parse_module(syrk(6, 5, rng)[0])
-    require_fully_permutable(loops(module, "i,j,k"), "loop-tile")
+    band = loops(module, "i,j,k")
+    assert carried(band) == REDUCTION
+    assert require_fully_permutable(band, "loop-tile") is None
 
 
 def test_reduction_band_only_as_far_as_its_components_allow(rng: np.random.Generator) -> None:
