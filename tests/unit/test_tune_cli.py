@@ -64,7 +64,7 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path: Path) -> None:
     src.write_text(TEXT)
     proc = _run("tune", str(src), "--func", "nope", *common)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == "error: no function named 'nope'"
+    assert proc.stderr.strip() == f"{src}: error: no function named 'nope'"  # names the input
     src.write_text("func.func @f(%A: memref<4xf32>) {\n  return\n}\n")
     proc = _run("tune", str(src), "--func", "f", *common)
     assert proc.returncode == 1
