@@ -45,14 +45,14 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from loopopt.analysis.dependence import carried_by, dependences
-from loopopt.analysis.reduction import Reduction, constant, identity, merge, reductions
+from loopopt.analysis.reduction import Reduction, identity, merge, reductions
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.nvvm import GLOBAL_SPACE
 from loopopt.loops.affine_maps import Bound, BoundBuilder
 from loopopt.loops.bounds import new_loop
 from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, mark_sequential
 from loopopt.loops.gpu_map import MAPPING, affine_if, constant_trip, index_value, is_shared
-from loopopt.loops.gpu_region import Threads, reduce_over_block
+from loopopt.loops.gpu_region import Threads, neutral_values, reduce_over_block
 from loopopt.loops.nest import LOOP_NAME, loop_name
 
 GRID_BLOCKS = 1024
@@ -126,12 +126,7 @@ def split_off(
     `loop`'s place (its results, from `loop`'s initial values)."""
     block = loop.parent_block()
     assert block is not None
-    neutral: list[SSAValue] = []
-    for r in found:
-        op = constant(r.kind, loop.results[r.position].type)
-        assert op is not None
-        block.insert_op_before(op, loop)
-        neutral.append(op.result)
+    neutral = neutral_values(loop, found)
     grid = loop.clone()
     for k, value in enumerate(neutral):
         grid.operands[len(grid.operands) - len(neutral) + k] = value

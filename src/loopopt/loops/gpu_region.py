@@ -179,6 +179,19 @@ def _has_identities(loop: affine.ForOp, found: Sequence[Reduction]) -> bool:
     return all(identity(r.kind, loop.results[r.position].type) is not None for r in found)
 
 
+def neutral_values(loop: affine.ForOp, found: Sequence[Reduction]) -> list[SSAValue]:
+    """The neutral element of each reduction of `loop`, as constants put before it."""
+    block = loop.parent_block()
+    assert block is not None
+    values: list[SSAValue] = []
+    for r in found:
+        op = constant(r.kind, loop.results[r.position].type)
+        assert op is not None
+        block.insert_op_before(op, loop)
+        values.append(op.result)
+    return values
+
+
 def reduce_over_block(
     loop: affine.ForOp, found: Sequence[Reduction], threads: Threads, entry: Block
 ) -> affine.ForOp:
@@ -188,12 +201,7 @@ def reduce_over_block(
     the loop's initial value. Returns the thread's partial loop."""
     block = loop.parent_block()
     assert block is not None
-    neutral: list[SSAValue] = []
-    for r in found:
-        op = constant(r.kind, loop.results[r.position].type)
-        assert op is not None
-        block.insert_op_before(op, loop)
-        neutral.append(op.result)
+    neutral = neutral_values(loop, found)
     initial = list(loop.inits)
     partial = _spread_bounds(loop, threads, neutral)
     partial.attributes[MAPPING] = StringAttr(f"threads {threads.axis} reduction")
@@ -486,14 +494,7 @@ def inner_work_spreads(plan: KernelPlan, accesses: Sequence[Access]) -> bool:
     x = plan.chosen[0].point
     if not any(_contiguous(loop, x, accesses) for loop in inner):
         return False
-    copy = innermost.clone()
-    ops = body_ops(copy)
-    if not ops:
-        return False
-    region = wrap(ops)
-    keep_in_registers(region)
-    spread_plan = plan_spread(region)
-    return spread_plan is not None and bool(spread_plan.all_loops())
+    return _body_spreads(innermost)
 
 
 def _contiguous(inner: affine.ForOp, x: affine.ForOp, accesses: Sequence[Access]) -> bool:
