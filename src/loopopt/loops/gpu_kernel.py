@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects import affine, memref
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, StringAttr, i32
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
 
 from loopopt.analysis.divergence import check_barriers
 from loopopt.diagnostics import LoopoptError
@@ -149,15 +150,23 @@ def one_thread(store: Operation, ids: KernelIds) -> None:
     if not ids.threads:
         return
     builder = BoundBuilder()
-    guard = affine_if(builder, [], [builder.dim(t) for t in ids.threads.values()])
+    guard_op(store, builder, [], [builder.dim(t) for t in ids.threads.values()])
+
+
+def guard_op(
+    op: Operation, builder: BoundBuilder, nonnegative: list[AffineExpr], zero: list[AffineExpr]
+) -> None:
+    """Put `op` under an `affine.if` (each of `nonnegative` >= 0, each of `zero` == 0, over
+    `builder`'s values), marked `one thread`."""
+    guard = affine_if(builder, nonnegative, zero)
     guard.attributes[MAPPING] = StringAttr("one thread")
-    block = store.parent_block()
+    block = op.parent_block()
     assert block is not None
-    block.insert_op_before(guard, store)
-    store.detach()
+    block.insert_op_before(guard, op)
+    op.detach()
     then = guard.then_region.block
     assert then.last_op is not None
-    then.insert_op_before(store, then.last_op)
+    then.insert_op_before(op, then.last_op)
 
 
 def hoist_to_entry(kernel: gpu.FuncOp, ops: list[memref.AllocaOp]) -> None:

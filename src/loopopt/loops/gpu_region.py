@@ -60,7 +60,7 @@ from loopopt.loops.gpu_barrier import (
     shared_requirements,
     thread_private,
 )
-from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, hoist_to_entry, mark_sequential
+from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, guard_op, hoist_to_entry, mark_sequential
 from loopopt.loops.gpu_map import (
     MAPPING,
     WORKGROUP,
@@ -387,15 +387,7 @@ def _guard(store: Operation, zero: Sequence[SSAValue], lanes: Lanes | None) -> N
     valid = []
     if lanes is not None:
         valid.append(AffineExpr.constant(lanes.trip - 1) - builder.dim(lanes.value))
-    guard = affine_if(builder, valid, [builder.dim(v) for v in zero])
-    guard.attributes[MAPPING] = StringAttr("one thread")
-    block = store.parent_block()
-    assert block is not None
-    block.insert_op_before(guard, store)
-    store.detach()
-    then = guard.then_region.block
-    assert then.last_op is not None
-    then.insert_op_before(store, then.last_op)
+    guard_op(store, builder, valid, [builder.dim(v) for v in zero])
 
 
 def _spread_region(
