@@ -3,8 +3,9 @@ torch, in one process.
 
     python3 benchmarks/user_programs.py [--only NAME ...] [--schedule auto] [--json OUT]
 
-Each program is the loop nest a user would write (no schedule: gpu-map-loops maps the whole
-function; `--schedule auto`: the cost model). Inputs are fresh random float32 tensors, outputs
+Each program is the loop nest a user would write, with no schedule (gpu-map-loops maps the
+whole function; `--schedule auto`: the cost model); mvt, gesummv and gemm are PolyBench's, from
+tests/unit/polybench_py.py. Inputs are fresh random float32 tensors, outputs
 are poisoned with NaN first, and each result is checked against torch in float64
 (‖out − ref‖ / ‖ref‖ < 1e-4). Times are kernel time only (CUDA events around each run after an
 L2 flush, median of 20: runtime.cuda.time_kernel for loopopt, anchors.time_ms for torch), so
@@ -24,8 +25,10 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "unit"))
 
 from anchors import rel_error, strict_fp32, time_ms  # noqa: E402
+from polybench_py import gemm, gesummv, mvt  # noqa: E402
 
 import loopopt  # noqa: E402
 
@@ -52,39 +55,11 @@ def matvec(A, x, y):
             y[i] += A[i, j] * x[j]
 
 
-def mvt(x1, x2, y1, y2, A):
-    for i in range(A.shape[0]):
-        for j in range(A.shape[1]):
-            x1[i] += A[i, j] * y1[j]
-    for i in range(A.shape[0]):
-        for j in range(A.shape[1]):
-            x2[i] += A[j, i] * y2[j]
-
-
-def gesummv(alpha, beta, A, B, tmp, x, y):
-    for i in range(A.shape[0]):
-        tmp[i] = 0.0
-        y[i] = 0.0
-        for j in range(A.shape[1]):
-            tmp[i] = A[i, j] * x[j] + tmp[i]
-            y[i] = B[i, j] * x[j] + y[i]
-        y[i] = alpha * tmp[i] + beta * y[i]
-
-
 def total(X, out):
     s = 0.0
     for i in range(X.shape[0]):
         s += X[i]
     out[0] = s
-
-
-def gemm(alpha, beta, C, A, B):
-    for i in range(C.shape[0]):
-        for j in range(C.shape[1]):
-            C[i, j] *= beta
-        for k in range(A.shape[1]):
-            for j in range(C.shape[1]):
-                C[i, j] += alpha * A[i, k] * B[k, j]
 
 
 @dataclass
