@@ -5,8 +5,9 @@
     kern(A, B, C)        # numpy arrays (results written into them) or CUDA arrays (in place)
     kern.target          # "gpu" or "cpu"
 
-target="gpu" runs the whole pipeline and needs loops mapped onto the GPU (by `gpu-map-loops`
-in the pipeline, which is added when the pipeline has none and the pass exists); "cpu" runs
+target="gpu" runs the whole pipeline and needs loops mapped onto the GPU: an empty pipeline is
+the cost model's schedule (`auto-schedule`), and `gpu-map-loops` is added to a pipeline that
+launches nothing; "cpu" runs
 the pipeline up to its first GPU pass and JIT-compiles for the host; "auto" is "gpu" where a
 CUDA device is usable, else "cpu", with a `CpuFallbackWarning` (once per reason and process)
 that says what is missing: cuda-python, the driver, or a device.
@@ -128,11 +129,16 @@ def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModuleP
 
 
 def apply_mapped(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> None:
-    """Apply `passes`, then `gpu-map-loops` when they launched nothing (and did not ask for it)."""
+    """Apply `passes`, then map what they left on the host: with no passes at all, the cost
+    model's schedule (`auto-schedule`); after passes that launched nothing (and did not ask for
+    a mapping), `gpu-map-loops`."""
+    registry = all_passes()
+    if not passes and "auto-schedule" in registry:
+        passes = [registry["auto-schedule"]()(func=func)]
     _apply(ctx, module, passes)
     if not any(isinstance(op, gpu.LaunchFuncOp) for op in module.walk()):
-        mapper = all_passes().get("gpu-map-loops")
-        if mapper is None or any(p.name == "gpu-map-loops" for p in passes):
+        mapper = registry.get("gpu-map-loops")
+        if mapper is None or any(p.name in ("gpu-map-loops", "auto-schedule") for p in passes):
             raise LoopoptError(f"nothing in @{func} is mapped onto the GPU (use gpu-map-loops)")
         _apply(ctx, module, [mapper()()])
 

@@ -14,9 +14,10 @@
 Shapes: calls compile for the arrays' static shapes (`@loopopt.kernel(static_shapes=False)`:
 `memref<?x?xf32>`, one compilation per dtypes); `kern.mlir()` without arguments prints dynamic
 shapes, with types from string annotations (`A: "float32[:, :]"`, `n: int`, `x: float`) or else from
-the last call. `schedule=None` runs the loops as written on the CPU and maps them with
-`gpu-map-loops` on the GPU; `"auto"` lets the cost model choose (`auto-schedule`; on the CPU only
-its loop-level part applies); any other string is a pass pipeline. `target="auto"` is the GPU where
+the last call. `schedule=None` runs the loops as written on the CPU and lets the cost model
+schedule them on the GPU (`auto-schedule`); `"auto"` does that on both (on the CPU only its
+loop-level part applies); `"gpu-map-loops"` is the naive mapping; any other string is a pass
+pipeline. `target="auto"` is the GPU where
 one is usable, else the CPU with a warning that says what is missing (cuda-python, the driver, a
 device); a function its GPU pipeline refuses (a schedule that does not fit) then runs on the
 CPU with a warning that says why (target="gpu" raises instead). Arrays: numpy (the GPU copies them

@@ -99,7 +99,7 @@ class Planner:
             if op.has_trait(IsTerminator):
                 terminator = op
             else:
-                items += [self.classify(piece) for piece in self.pieces(op)]
+                items += [self.classify(piece) for piece in split_nests(op, self.pass_name)]
         items = close(items)
         if terminator is not None:
             device = device_values(items)
@@ -107,30 +107,12 @@ class Planner:
                 return None
         return items
 
-    def pieces(self, op: Operation) -> list[Operation]:
-        """A parallel loop whose body holds several loop nests that no dependence cycle or
-        scalar value ties (gemm's `C *= beta` loop and its `k` loop) becomes one loop per
-        statement group
-        (analysis/distribution: always legal for a loop that carries nothing), so each nest
-        gets its own kernel with all its parallel loops; other ops are themselves."""
-        if not isinstance(op, affine.ForOp) or op.results:
-            return [op]
-        if not any(isinstance(inner, affine.ForOp) for inner in body_ops(op)):
-            return [op]
-        if not is_parallel(op):
-            return [op]
-        groups = distribution_groups(op)
-        nests = [g for g in groups if any(isinstance(inner, affine.ForOp) for inner in g)]
-        if len(nests) < 2:  # a lone nest keeps the statements around it (block-level code)
-            return [op]
-        try:
-            require_distribution_legal(op, groups, self.pass_name)
-        except LoopoptError:
-            return [op]
-        return list(distribute(op, groups, self.pass_name))
-
     def classify(self, op: Operation) -> Item:
         if any(isinstance(inner, gpu.LaunchFuncOp) for inner in op.walk()):
+            if isinstance(op, affine.ForOp) and not op.results:  # a host loop mapped in part
+                inner = self.plan(op.body.block)
+                if inner is not None:
+                    return HostLoop(op, inner)
             return Host(op)
         if isinstance(op, affine.ForOp):
             op = parallel_first(op, self.pass_name)
@@ -145,6 +127,29 @@ class Planner:
         if not op.regions and is_side_effect_free(op):
             return Host(op)
         return Region([op])
+
+
+def split_nests(op: Operation, pass_name: str) -> list[Operation]:
+    """A parallel loop whose body holds several loop nests that no dependence cycle or scalar
+    value ties (gemm's `C *= beta` loop and its `k` loop) becomes one loop per statement group
+    (analysis/distribution: always legal for a loop that carries nothing), so each nest gets
+    its own kernel with all its parallel loops; other ops (and loops that already launch
+    kernels) are themselves."""
+    if not isinstance(op, affine.ForOp) or op.results:
+        return [op]
+    if not any(isinstance(inner, affine.ForOp) for inner in body_ops(op)):
+        return [op]
+    if any(isinstance(inner, gpu.LaunchFuncOp) for inner in op.walk()) or not is_parallel(op):
+        return [op]
+    groups = distribution_groups(op)
+    nests = [g for g in groups if any(isinstance(inner, affine.ForOp) for inner in g)]
+    if len(nests) < 2:  # a lone nest keeps the statements around it (block-level code)
+        return [op]
+    try:
+        require_distribution_legal(op, groups, pass_name)
+    except LoopoptError:
+        return [op]
+    return list(distribute(op, groups, pass_name))
 
 
 def parallel_first(root: affine.ForOp, pass_name: str) -> affine.ForOp:

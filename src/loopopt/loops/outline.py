@@ -52,7 +52,7 @@ def captured_values(root: Operation) -> list[SSAValue]:
     return list(seen)
 
 
-def _argument_order(value: SSAValue) -> tuple[int, int]:
+def argument_order(value: SSAValue) -> tuple[int, int]:
     """Function arguments first, by position; then the rest (stable sort keeps first use)."""
     if isinstance(value, BlockArgument) and value.owner.parent_op() is not None:
         parent = value.owner.parent_op()
@@ -94,7 +94,7 @@ def outline(
     (a grid with a zero dimension must not be launched)."""
     captured = captured_values(root)
     constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
-    args = sorted((v for v in captured if v not in constants), key=_argument_order)
+    args = sorted((v for v in captured if v not in constants), key=argument_order)
     launch = _launch(root, gmod, name, grid, block, args, nonempty)
     kernel = gpu.FuncOp(name, ([v.type for v in args], []), kernel=True)
     kernel.location = root.location

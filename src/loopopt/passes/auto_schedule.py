@@ -21,19 +21,32 @@ the loop-level part of the choice is applied (the passes before `gpu-map-loops`)
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass, fields, replace
 from typing import TextIO
 
 from xdsl.context import Context
-from xdsl.dialects import builtin, func
+from xdsl.dialects import affine, builtin, func
+from xdsl.ir import Block
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from loopopt.context import verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.loops.nest import functions
+from loopopt.loops.func_outline import (
+    enclosing_function,
+    fresh_function_name,
+    inline_call,
+    outline_nest,
+)
+from loopopt.loops.gpu_host import split_nests
+from loopopt.loops.nest import functions, loop_name, perfect_band
 from loopopt.passes import LoopoptPass
+from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
+from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
+from loopopt.schedule.roles import map_roles
 from loopopt.schedule.types import Device, NestSummary, Schedule
 
 GPU_MAPPING = "gpu-map-loops"
@@ -49,6 +62,8 @@ class Choice:
     reason: str = ""
     """Why there are no candidates (the summary's diagnostic)."""
     summary: NestSummary | None = None
+    nest: str = ""
+    """The outermost loop of the nest the choice is for."""
 
 
 def resolve_device(name: str) -> Device:
@@ -60,8 +75,10 @@ def resolve_device(name: str) -> Device:
     return device_for(name)
 
 
+@functools.lru_cache(maxsize=256)
 def rank(summary: NestSummary, device: Device) -> list[tuple[Schedule, float]]:
-    """The summary's candidates by predicted time, best first (stable: ties keep space order)."""
+    """The summary's candidates by predicted time, best first (stable: ties keep space order);
+    kept per (summary, device) for the process (callers must not change the list)."""
     from loopopt.schedule.cost_model import predict
     from loopopt.schedule.space import candidates
 
@@ -78,8 +95,19 @@ def choose(fn: func.FuncOp, device: Device) -> Choice:
         summary = summarize(fn)
     except LoopoptError as e:
         return Choice(name, [], e.message)
-    ranked = rank(summary, device)
+    ranked = [(s, t) for s, t in rank(summary, device) if not _reduces_per_thread(summary, s)]
+    if not ranked and map_roles(summary) is not None:
+        reason = "a sequential loop inside the parallel ones: gpu-map-loops' reduction strategies"
+        return Choice(name, [], reason, summary)
     return Choice(name, ranked, "" if ranked else "no candidate fits the device", summary)
+
+
+def _reduces_per_thread(summary: NestSummary, schedule: Schedule) -> bool:
+    """A `map` candidate whose threads would each run a loop of the nest in sequence (a
+    reduction, as a rule): one thread per output, where gpu-map-loops' own strategies (a warp,
+    a block or the grid per output, coalesced) do better."""
+    roles = map_roles(summary) if schedule.recipe == "map" else None
+    return roles is not None and roles.inner is not None
 
 
 def split_pipeline(pipeline: str) -> tuple[list[ModulePass], list[ModulePass]]:
@@ -135,19 +163,83 @@ class AutoSchedulePass(LoopoptPass):
     def schedule(
         self, ctx: Context, op: builtin.ModuleOp, fn: func.FuncOp, device: Device, out: TextIO
     ) -> None:
-        choice = choose(fn, device)
-        if self.explain:
+        """Each nest of `fn` (schedule/nests.py) that has candidates gets the best one's
+        pipeline, applied to the nest outlined into a function of its own; then, on the GPU,
+        `gpu-map-loops` maps whatever is left (other nests, code between them)."""
+        self.walk(ctx, op, fn.body.block, device, out)
+        if self.gpu:
+            self.run(ctx, op, only(GpuMapLoopsPass(), fn.sym_name.data))
+
+    def walk(
+        self, ctx: Context, op: builtin.ModuleOp, block: Block, device: Device, out: TextIO
+    ) -> None:
+        """Schedule the candidate nests of `block` (schedule/nests.py): each as a whole, else
+        with the statements of its band split off (`expose_nests`; undone when no part gets a
+        schedule), else, for a host loop, the nests in its body."""
+        for top in list(block.ops):
+            for nest in split_nests(top, self.name):
+                if not candidate(nest) or self.place(ctx, op, nest, device, out):
+                    continue
+                if self.exposed(ctx, op, nest, device, out):
+                    continue
+                if isinstance(nest, affine.ForOp) and is_host_loop(nest):
+                    self.walk(ctx, op, nest.body.block, device, out)
+
+    def exposed(
+        self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
+    ) -> bool:
+        """Split `nest`'s band (`expose_nests`) and schedule the parts, when each part that
+        holds a loop from inside the band gets a schedule; otherwise `nest` stays as it was."""
+        original = nest.clone()
+        depth = len(perfect_band(nest))
+        parts = expose_nests(nest, self.name)
+        deep = [p for p in parts or [] if len(perfect_band(p)) > depth]
+        if (
+            parts is not None
+            and deep
+            and all(candidate(p) and self.place(ctx, op, p, device, out, dry=True) for p in deep)
+        ):
+            for part in parts:
+                if candidate(part):
+                    self.place(ctx, op, part, device, out)
+            return True
+        if parts is not None:
+            Rewriter.insert_op(original, InsertPoint.before(parts[0]))
+            for part in parts:
+                part.detach()
+                part.erase()
+        elif nest.parent is not None:  # split in part, or not at all
+            Rewriter.replace_op(nest, original)
+        return False
+
+    def place(
+        self,
+        ctx: Context,
+        op: builtin.ModuleOp,
+        nest: affine.ForOp,
+        device: Device,
+        out: TextIO,
+        dry: bool = False,
+    ) -> bool:
+        """Schedule one nest (only look, when `dry`); whether it has a candidate."""
+        fn = enclosing_function(nest).sym_name.data
+        callee, call = outline_nest(nest, op, fresh_function_name(op, f"{fn}__nest"))
+        choice = replace(choose(callee, device), func=fn, nest=loop_name(nest) or "?")
+        if self.explain and not dry:
             print("\n".join(self.explain_choice(choice, device)), file=out)
-        pipeline = choice.ranked[0][0].pipeline if choice.ranked else GPU_MAPPING
-        host, kernel = split_pipeline(pipeline)
-        if not self.gpu:
-            host = [p for p in host if p.name != GPU_MAPPING]
-            kernel = []
-        for p in host:
-            self.run(ctx, op, only(p, choice.func))
-        for name in launched_kernels(fn) if kernel else []:
-            for p in kernel:
-                self.run(ctx, op, only(p, name))
+        if choice.ranked and not dry:
+            host, kernel = split_pipeline(choice.ranked[0][0].pipeline)
+            if not self.gpu:
+                host = [p for p in host if p.name != GPU_MAPPING]
+                kernel = []
+            target = callee.sym_name.data
+            for p in host:
+                self.run(ctx, op, only(p, target))
+            for kernel_name in launched_kernels(callee) if kernel else []:
+                for p in kernel:
+                    self.run(ctx, op, only(p, kernel_name))
+        inline_call(call, callee)
+        return bool(choice.ranked)
 
     @staticmethod
     def run(ctx: Context, op: builtin.ModuleOp, p: ModulePass) -> None:
@@ -157,7 +249,8 @@ class AutoSchedulePass(LoopoptPass):
     def explain_choice(self, choice: Choice, device: Device) -> list[str]:
         from loopopt.schedule.cost_model import explain, predict
 
-        header = f"auto-schedule @{choice.func} on {device.name} ({device.arch}):"
+        where = f"@{choice.func}, nest '{choice.nest}'" if choice.nest else f"@{choice.func}"
+        header = f"auto-schedule {where} on {device.name} ({device.arch}):"
         if not choice.ranked or choice.summary is None:
             return [f"{header} default mapping ({choice.reason})"]
         summary = choice.summary

@@ -121,11 +121,10 @@ def current_device() -> Device | None:
         return None
     gpu = cuda.context()
     table = _table_entry(gpu.name, gpu.arch)
-    attribute = cuda._driver().CUdevice_attribute
-
     def read(name: str, fallback: int) -> int:
         try:
-            value = int(cuda.call("cuDeviceGetAttribute", getattr(attribute, name), gpu.handle))
+            attribute = getattr(cuda._driver().CUdevice_attribute, name)
+            value = int(cuda.call("cuDeviceGetAttribute", attribute, gpu.handle))
         except (LoopoptError, AttributeError):
             return fallback
         return value if value > 0 else fallback

@@ -70,8 +70,8 @@ class MatmulRoles:
 
 def matmul_roles(summary: NestSummary) -> MatmulRoles | None:
     out = _output(summary)
-    if len(summary.loops) != 3 or out is None or len(out[1]) != 2:
-        return None
+    if len(summary.loops) != 3 or out is None or len(out[1]) != 2 or summary.initialized:
+        return None  # an initialized C (`C[i, j] = 0` ahead of k) is not in the recipe
     c, (i, j) = out
     (k,) = {0, 1, 2} - {i, j}
     if summary.loops[k].parallel:

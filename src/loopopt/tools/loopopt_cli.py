@@ -42,9 +42,8 @@ if TYPE_CHECKING:
     from loopopt.schedule.tune import TuneResult
 
 DEFAULT_EXAMPLE = "matmul.mlir"
-GPU_PIPELINE = (
-    "loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops"
-)
+GPU_PIPELINE = "auto-schedule"
+"""The cost model's schedule (`-p gpu-map-loops`: the naive mapping)."""
 CPU_PIPELINE = "loop-tile{tile-sizes=32,32,8},loop-unroll{unroll-factor=4 loop=k}"
 
 
