@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, UnitAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
@@ -79,6 +79,17 @@ def kernel_name(gmod: gpu.ModuleOp, base: str) -> str:
     while f"{base}_k{n}" in taken:
         n += 1
     return f"{base}_k{n}"
+
+
+def rename_kernel(module: ModuleOp, old: str, new: str) -> None:
+    """Rename kernel `old` of the module's `gpu.module @kernels` to `new`, and its launches."""
+    gmod = kernel_module(module)
+    for op in gmod.body.block.ops:
+        if isinstance(op, gpu.FuncOp) and op.sym_name.data == old:
+            op.sym_name = StringAttr(new)
+    for op in module.walk():
+        if isinstance(op, gpu.LaunchFuncOp) and op.kernel.nested_references.data[-1].data == old:
+            op.kernel = SymbolRefAttr(KERNEL_MODULE, [new])
 
 
 def outline(

@@ -42,6 +42,7 @@ from loopopt.loops.func_outline import (
     outline_nest,
 )
 from loopopt.loops.gpu_host import split_nests
+from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.loops.nest import functions, loop_name, perfect_band
 from loopopt.passes import LoopoptPass
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
@@ -169,6 +170,7 @@ class AutoSchedulePass(LoopoptPass):
         self.walk(ctx, op, fn.body.block, device, out)
         if self.gpu:
             self.run(ctx, op, only(GpuMapLoopsPass(), fn.sym_name.data))
+            verify_ir(op, f"auto-schedule: gpu-map-loops on @{fn.sym_name.data} produced invalid IR")
 
     def walk(
         self, ctx: Context, op: builtin.ModuleOp, block: Block, device: Device, out: TextIO
@@ -180,37 +182,38 @@ class AutoSchedulePass(LoopoptPass):
             for nest in split_nests(top, self.name):
                 if not candidate(nest) or self.place(ctx, op, nest, device, out):
                     continue
-                if self.exposed(ctx, op, nest, device, out):
-                    continue
-                if isinstance(nest, affine.ForOp) and is_host_loop(nest):
-                    self.walk(ctx, op, nest.body.block, device, out)
+                rest = self.exposed(ctx, op, nest, device, out)
+                if rest is not None and is_host_loop(rest):
+                    self.walk(ctx, op, rest.body.block, device, out)
 
     def exposed(
         self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
-    ) -> bool:
+    ) -> affine.ForOp | None:
         """Split `nest`'s band (`expose_nests`) and schedule the parts, when each part that
-        holds a loop from inside the band gets a schedule; otherwise `nest` stays as it was."""
+        holds a loop from inside the band gets a schedule (None); otherwise the nest as it was
+        (`nest` or, where the split went part of the way, a copy of it in its place)."""
         original = nest.clone()
         depth = len(perfect_band(nest))
-        parts = expose_nests(nest, self.name)
+        parts, changed = expose_nests(nest, self.name)
         deep = [p for p in parts or [] if len(perfect_band(p)) > depth]
-        if (
-            parts is not None
-            and deep
-            and all(candidate(p) and self.place(ctx, op, p, device, out, dry=True) for p in deep)
+        if parts is not None and deep and all(
+            candidate(p) and self.place(ctx, op, p, device, out, dry=True) for p in deep
         ):
             for part in parts:
                 if candidate(part):
                     self.place(ctx, op, part, device, out)
-            return True
+            return None
         if parts is not None:
             Rewriter.insert_op(original, InsertPoint.before(parts[0]))
             for part in parts:
                 part.detach()
                 part.erase()
-        elif nest.parent is not None:  # split in part, or not at all
-            Rewriter.replace_op(nest, original)
-        return False
+            return original
+        if not changed:
+            original.erase()
+            return nest
+        Rewriter.replace_op(nest, original)  # split in part
+        return original
 
     def place(
         self,
@@ -228,23 +231,28 @@ class AutoSchedulePass(LoopoptPass):
         if self.explain and not dry:
             print("\n".join(self.explain_choice(choice, device)), file=out)
         if choice.ranked and not dry:
-            host, kernel = split_pipeline(choice.ranked[0][0].pipeline)
+            pipeline = choice.ranked[0][0].pipeline
+            host, kernel = split_pipeline(pipeline)
             if not self.gpu:
                 host = [p for p in host if p.name != GPU_MAPPING]
                 kernel = []
             target = callee.sym_name.data
             for p in host:
                 self.run(ctx, op, only(p, target))
-            for kernel_name in launched_kernels(callee) if kernel else []:
+            for launched in launched_kernels(callee) if kernel else []:
                 for p in kernel:
-                    self.run(ctx, op, only(p, kernel_name))
+                    self.run(ctx, op, only(p, launched))
+            verify_ir(op, f"auto-schedule: '{pipeline}' on @{fn} produced invalid IR")
+        kernels = launched_kernels(callee)
         inline_call(call, callee)
+        for name in kernels:  # named after the function, as gpu-map-loops names them
+            rename_kernel(op, name, kernel_name(kernel_module(op), fn))
         return bool(choice.ranked)
 
     @staticmethod
     def run(ctx: Context, op: builtin.ModuleOp, p: ModulePass) -> None:
+        """Apply one pass of a schedule (the IR is verified once the schedule is applied)."""
         p.apply(ctx, op)
-        verify_ir(op, f"auto-schedule: {p.name} produced invalid IR")
 
     def explain_choice(self, choice: Choice, device: Device) -> list[str]:
         from loopopt.schedule.cost_model import explain, predict

@@ -66,24 +66,26 @@ def candidate(op: Operation) -> bool:
     )
 
 
-def expose_nests(nest: affine.ForOp, pass_name: str) -> list[affine.ForOp] | None:
+def expose_nests(nest: affine.ForOp, pass_name: str) -> tuple[list[affine.ForOp] | None, bool]:
     """Distribute the loops of `nest`'s perfect band, innermost first, so that the statements
     beside an inner loop get loops of their own (2mm's `tmp[i, j] = 0` ahead of its k loop: a
-    perfect matmul nest and a fill nest); the loops that replace `nest`, or None (nothing
-    changed) when its band's body holds no loop beside other statements or a split is not
-    legal. A None after a first split leaves `nest` split in part: callers keep a clone."""
+    perfect matmul nest and a fill nest). Returns the loops that replace `nest`, or None when its
+    band's body holds no loop beside other statements or a split is not legal; and whether
+    anything changed (a None after a first split leaves `nest` split in part)."""
     band = perfect_band(nest)
     inner = [op for op in body_ops(band[-1]) if not isinstance(op, affine.YieldOp)]
     if len(inner) < 2 or not any(isinstance(op, affine.ForOp) for op in inner):
-        return None
+        return None, False
     parts: list[affine.ForOp] = []
+    changed = False
     for loop in reversed(band):  # inner loops first: the outer copies hold them split
         groups = distribution_groups(loop)
         if len(groups) < 2:
-            return None
+            return None, changed
         try:
             require_distribution_legal(loop, groups, pass_name)
         except LoopoptError:
-            return None
+            return None, changed
         parts = distribute(loop, groups, pass_name)
-    return parts
+        changed = True
+    return parts, changed

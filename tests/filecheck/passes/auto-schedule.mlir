@@ -9,7 +9,7 @@
 // ranks the candidates of the matmul class (two-level tiles, shared A and B, register tile,
 // pipelined or not, scalar or vector copies) and the first one's pipeline is applied. `explain` prints the
 // ranking (to stderr, before the IR) with each candidate's breakdown and the chosen pipeline.
-// CHECK:       auto-schedule @mm on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// CHECK:       auto-schedule @mm, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
 // CHECK-NEXT:    #1 matmul bm=32 bn=32 bk=32 tm=4 tn=4 pipelined=1 copy_vector=4: {{[0-9.]+}} us {{[a-z]+}}-bound: {{.*}} regs, {{.*}} KB shared, {{[0-9]+}} blocks/SM
 // CHECK-NEXT:    #2 matmul
 // CHECK-NEXT:    pipeline: loop-tile{tile-sizes=32,32,32},promote{arrays=A loop=k_t memory-space=shared pad=4 transpose},promote{arrays=B loop=k_t memory-space=shared pad=4},loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=8,8 max-registers=cap copy-vector=4},
@@ -45,13 +45,15 @@ func.func @mm(%A: memref<64x32xf32>, %B: memref<32x64xf32>, %C: memref<64x64xf32
 }
 // END MATMUL
 
-// A nest the summary cannot describe (the time loop holds two loops) keeps the default
-// mapping: each inner loop becomes a kernel launched from the host's time loop.
-// DEFAULT:      auto-schedule @jacobi1d on H100 SXM (sm_90): default mapping (summarize: imperfect nest: loop 't' holds 2 loops)
+// A nest the summary cannot describe (the time loop holds two loops) is a host loop: each of
+// its two nests gets a schedule of its own (a block of 32 threads for 64 elements), launched
+// from the time loop.
+// DEFAULT:      auto-schedule @jacobi1d, nest 't' on H100 SXM (sm_90): default mapping (summarize: imperfect nest: loop 't' holds 2 loops)
+// DEFAULT-NEXT: auto-schedule @jacobi1d, nest 'i' on H100 SXM (sm_90): 2 candidates, best first
+// DEFAULT:        pipeline: loop-tile{loops=i tile-sizes=32},gpu-map-loops{block=32}
+// DEFAULT:      auto-schedule @jacobi1d, nest 'i' on H100 SXM (sm_90): 2 candidates, best first
 // DEFAULT:      affine.for %t = 0 to 4 {
-// DEFAULT-NEXT:   arith.constant
-// DEFAULT-NEXT:   arith.constant
-// DEFAULT-NEXT:   gpu.launch_func @kernels::@jacobi1d_k0
+// DEFAULT:        gpu.launch_func @kernels::@jacobi1d_k0 blocks in (%c2, %c1, %c1) threads in (%c32, %c1, %c1)
 // DEFAULT:        gpu.launch_func @kernels::@jacobi1d_k1
 // DEFAULT:      } {loopopt.name = "t", loopopt.mapping = "host"}
 // IMPERFECT
@@ -76,7 +78,7 @@ func.func @jacobi1d(%A: memref<66xf32>, %B: memref<66xf32>) {
 
 // Sizes no tile divides (100x70x44): padded tiles (pad-tiles), pinned. The partial tiles run the
 // full tiles' unrolled code; C's guarded accumulators stay in registers across k_t.
-// ODD:       auto-schedule @odd on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// ODD:       auto-schedule @odd, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
 // ODD-NEXT:    #1 matmul bm=32 bn=32 bk=32 tm=4 tn=2 pipelined=1 padded=1:
 // ODD-NEXT:    pipeline: loop-tile{tile-sizes=32,32,32},loop-tile{loops=i,j tile-sizes=4,2},pad-tiles{loops=i_t2,j_t2,i,j,k},promote{{.*}},pipeline-copies{loop=k_t},{{.*}},scalar-replace{loop=k_t}
 // ODD:       gpu.func @odd_k0
@@ -104,7 +106,7 @@ func.func @odd(%A: memref<100x44xf32>, %B: memref<44x70xf32>, %C: memref<100x70x
 // A convolution that sets each output to 0 ahead of its filter loops (O = I * F, as cuDNN):
 // summarized as an initialized nest, scheduled by the conv recipe, the zero stored first.
 // The pick has 4 adjacent outputs of a row per thread (cols=4: 32 threads per 128 columns).
-// INIT:       auto-schedule @conv on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// INIT:       auto-schedule @conv, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
 // INIT-NEXT:    #1 conv by=4 bx=128 rows=1 cols=4:
 // INIT:       threads in (%c32, %c4, %c1)
 // INIT:       gpu.func @conv_k0
@@ -134,3 +136,100 @@ func.func @conv(%I: memref<66x130xf32>, %F: memref<3x3xf32>, %O: memref<64x128xf
   return
 }
 // END INIT
+
+// Whole functions: PolyBench's gemm scales C inside the i loop, ahead of its k loop. The i loop
+// is split (gpu_host.split_nests), so the scaling gets a map schedule and the update, now a
+// perfect nest (i, k, j), the matmul recipe, each outlined, scheduled and inlined back.
+// RUN: sed -n '/^\/\/ GEMM/,/^\/\/ END GEMM/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain top=1}' 2>&1 | filecheck %s --check-prefix=GEMM
+// GEMM:       auto-schedule @gemm, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// GEMM-NEXT:    #1 map
+// GEMM:       auto-schedule @gemm, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// GEMM-NEXT:    #1 matmul
+// GEMM-NEXT:    pipeline: loop-interchange{loops=i,k,j permutation=0,2,1},loop-tile
+// GEMM-LABEL: func.func @gemm
+// GEMM-NEXT:    arith.constant
+// GEMM:         gpu.launch_func @kernels::@gemm_k0 {{.*}} args(%beta : f32, %C : memref<256x256xf32>)
+// GEMM:         gpu.launch_func @kernels::@gemm_k1 {{.*}} args(%alpha : f32, %C : memref<256x256xf32>, %A : memref<256x128xf32>, %B : memref<128x256xf32>)
+// GEMM-NEXT:    func.return
+// GEMM-NOT:   func.func
+// GEMM:       gpu.func @gemm_k1
+// GEMM:         %A_shared = memref.alloca() : memref<{{.*}}xf32, 3 : i64>
+// GEMM
+func.func @gemm(%alpha: f32, %beta: f32, %C: memref<256x256xf32>, %A: memref<256x128xf32>, %B: memref<128x256xf32>) {
+  affine.for %i = 0 to 256 {
+    affine.for %j = 0 to 256 {
+      %0 = affine.load %C[%i, %j] : memref<256x256xf32>
+      %1 = arith.mulf %0, %beta : f32
+      affine.store %1, %C[%i, %j] : memref<256x256xf32>
+    } {loopopt.name = "j"}
+    affine.for %k = 0 to 128 {
+      affine.for %j2 = 0 to 256 {
+        %2 = affine.load %C[%i, %j2] : memref<256x256xf32>
+        %3 = affine.load %A[%i, %k] : memref<256x128xf32>
+        %4 = arith.mulf %alpha, %3 : f32
+        %5 = affine.load %B[%k, %j2] : memref<128x256xf32>
+        %6 = arith.mulf %4, %5 : f32
+        %7 = arith.addf %2, %6 : f32
+        affine.store %7, %C[%i, %j2] : memref<256x256xf32>
+      } {loopopt.name = "j"}
+    } {loopopt.name = "k"}
+  } {loopopt.name = "i"}
+  return
+}
+// END GEMM
+
+// A fill ahead of the k loop inside a perfect band (2mm's `tmp[i, j] = 0`): the band is split
+// (expose_nests) because the part with the k loop then gets the matmul recipe.
+// RUN: sed -n '/^\/\/ FILL/,/^\/\/ END FILL/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain top=1}' 2>&1 | filecheck %s --check-prefix=FILL
+// FILL:       auto-schedule @mm0, nest 'i' on H100 SXM (sm_90): default mapping (a sequential loop inside the parallel ones: gpu-map-loops' reduction strategies)
+// FILL-NEXT:  auto-schedule @mm0, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// FILL-NEXT:    #1 map
+// FILL:       auto-schedule @mm0, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
+// FILL-NEXT:    #1 matmul
+// FILL:         gpu.launch_func @kernels::@mm0_k0
+// FILL:         gpu.launch_func @kernels::@mm0_k1
+// FILL
+func.func @mm0(%T: memref<128x128xf32>, %A: memref<128x64xf32>, %B: memref<64x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 128 {
+    affine.for %j = 0 to 128 {
+      affine.store %zero, %T[%i, %j] : memref<128x128xf32>
+      affine.for %k = 0 to 64 {
+        %t = affine.load %T[%i, %j] : memref<128x128xf32>
+        %a = affine.load %A[%i, %k] : memref<128x64xf32>
+        %b = affine.load %B[%k, %j] : memref<64x128xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %t, %p : f32
+        affine.store %s, %T[%i, %j] : memref<128x128xf32>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+// END FILL
+
+// Negative: row sums with the output zeroed ahead of the reduction. Split, the reduction part
+// would get no schedule of its own (a sequential loop inside its parallel one), so the band
+// stays whole and gpu-map-loops maps it with a reduction strategy (a warp or more per row).
+// RUN: sed -n '/^\/\/ ROWS/,/^\/\/ END ROWS/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain}' 2>&1 | filecheck %s --check-prefix=ROWS
+// ROWS:       auto-schedule @rows, nest 'i' on H100 SXM (sm_90): default mapping (a sequential loop inside the parallel ones
+// ROWS-NOT:   auto-schedule
+// ROWS:       gpu.launch_func @kernels::@rows_k0
+// ROWS-NOT:   gpu.launch_func
+// ROWS:       gpu.func @rows_k0
+// ROWS-SAME:    loopopt.mapping = {{.*}}threads_
+// ROWS
+func.func @rows(%A: memref<512x300xf32>, %out: memref<512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 512 {
+    affine.store %zero, %out[%i] : memref<512xf32>
+    affine.for %j = 0 to 300 {
+      %o = affine.load %out[%i] : memref<512xf32>
+      %a = affine.load %A[%i, %j] : memref<512x300xf32>
+      %s = arith.addf %o, %a : f32
+      affine.store %s, %out[%i] : memref<512xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+// END ROWS

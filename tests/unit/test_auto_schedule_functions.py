@@ -1,0 +1,166 @@
+"""auto-schedule on whole functions: each nest outlined, scheduled and inlined back
+(loops/func_outline.py, schedule/nests.py); results equal the plain-Python run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polybench_py as pb
+import pytest
+from gpu_emulator import emulate
+from xdsl.dialects import affine, func
+from xdsl.passes import PassPipeline
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+
+from loopopt.context import make_context, parse_module, verify_ir
+from loopopt.frontend.kernel import Kernel
+from loopopt.loops.func_outline import fresh_function_name, inline_call, outline_nest
+from loopopt.loops.nest import functions
+from loopopt.passes.auto_schedule import choose
+from loopopt.runtime.cpu import run_function
+from loopopt.schedule.device import device_for
+from loopopt.schedule.nests import expose_nests, host_computable, is_host_loop
+from loopopt.universe import all_passes
+
+TWO_NESTS = """
+func.func @f(%A: memref<10x12xf32>, %B: memref<10x12xf32>, %n: index) {
+  %c = arith.constant 2.0 : f32
+  affine.for %i = 0 to 10 {
+    affine.for %j = 0 to 12 {
+      %a = affine.load %A[%i, %j] : memref<10x12xf32>
+      %m = arith.mulf %a, %c : f32
+      affine.store %m, %B[%i, %j] : memref<10x12xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  affine.for %t = 0 to %n {
+    affine.for %i = 0 to 10 {
+      %b = affine.load %B[%i, 0] : memref<10x12xf32>
+      affine.store %b, %A[%i, 0] : memref<10x12xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  func.return
+}
+"""
+
+
+def _copies(args: list[Any]) -> list[Any]:
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def test_outline_then_inline_gives_the_function_back() -> None:
+    module = parse_module(TWO_NESTS)
+    before = str(module)
+    (fn,) = functions(module)
+    nests = [op for op in fn.body.block.ops if isinstance(op, affine.ForOp)]
+    callee, call = outline_nest(nests[0], module, fresh_function_name(module, "f__nest"))
+    verify_ir(module, "outlined")
+    assert callee.sym_name.data == "f__nest" and callee.sym_visibility is not None
+    assert [str(t) for t in callee.function_type.inputs] == ["memref<10x12xf32>"] * 2
+    assert any(isinstance(op, func.CallOp) for op in fn.body.block.ops)
+    inline_call(call, callee)
+    verify_ir(module, "inlined")
+    cse = CommonSubexpressionElimination()  # the constant cloned into the callee comes back
+    cse.apply(make_context(), module)
+    assert str(module) == before
+
+
+def test_fresh_function_names_skip_taken_symbols() -> None:
+    module = parse_module(TWO_NESTS)
+    assert fresh_function_name(module, "f") == "f_2"
+    assert fresh_function_name(module, "g") == "g"
+
+
+def test_host_values_and_host_loops() -> None:
+    (fn,) = functions(parse_module(TWO_NESTS))
+    first, time_loop = [op for op in fn.body.block.ops if isinstance(op, affine.ForOp)]
+    assert is_host_loop(time_loop) and not is_host_loop(first)  # `first` is parallel
+    inner = next(op for op in time_loop.body.block.ops if isinstance(op, affine.ForOp))
+    assert host_computable(time_loop.body.block.args[0])  # the host loop's IV
+    assert not host_computable(inner.body.block.ops.first.results[0])  # a load
+
+
+def test_expose_nests_refuses_a_band_without_statements_beside_a_loop() -> None:
+    (fn,) = functions(parse_module(TWO_NESTS))
+    first = next(op for op in fn.body.block.ops if isinstance(op, affine.ForOp))
+    assert expose_nests(first, "test") == (None, False)
+
+
+def test_a_map_candidate_with_a_reduction_inside_defers_to_gpu_map_loops() -> None:
+    text = """
+    func.func @rows(%A: memref<64x40xf32>, %o: memref<64xf32>) {
+      affine.for %i = 0 to 64 {
+        affine.for %j = 0 to 40 {
+          %s = affine.load %o[%i] : memref<64xf32>
+          %a = affine.load %A[%i, %j] : memref<64x40xf32>
+          %t = arith.addf %s, %a : f32
+          affine.store %t, %o[%i] : memref<64xf32>
+        } {loopopt.name = "j"}
+      } {loopopt.name = "i"}
+      func.return
+    }"""
+    (fn,) = functions(parse_module(text))
+    choice = choose(fn, device_for("sm_90"))
+    assert not choice.ranked and "reduction strategies" in choice.reason
+
+
+SIZES = {
+    "gemm": lambda g: [
+        1.5,
+        1.2,
+        *(pb._r(g, *s, dtype=np.float32) for s in ((70, 90), (70, 45), (45, 90))),
+    ],
+    "2mm": lambda g: [
+        1.5,
+        1.2,
+        *(
+            pb._r(g, *s, dtype=np.float32)
+            for s in ((66, 70), (66, 33), (33, 70), (70, 40), (66, 40))
+        ),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_whole_functions_on_the_cpu_match_plain_python(name: str, rng: np.random.Generator) -> None:
+    """The loop-level part of each nest's schedule (gpu=false), sizes that no tile divides."""
+    f = pb.CASES[name][0]
+    args = SIZES[name](rng)
+    expected = _copies(args)
+    f(*expected)
+    module = Kernel(f).module(*args)
+    pipeline = "auto-schedule{device=sm_90 gpu=false}"
+    PassPipeline.parse_spec(all_passes(), pipeline).apply(make_context(), module)
+    verify_ir(module, "scheduled")
+    assert not [
+        op for op in module.ops if isinstance(op, func.FuncOp) and "__nest" in op.sym_name.data
+    ]
+    got = _copies(args)
+    run_function(module, f.__name__, got)
+    for g, e in zip(got, expected, strict=True):
+        if isinstance(e, np.ndarray):
+            np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["jacobi_2d", "atax", "gemver", "fdtd_2d"])
+def test_whole_functions_on_the_emulated_gpu_match_plain_python(
+    name: str, rng: np.random.Generator
+) -> None:
+    """Every nest mapped (map schedules, host loops, gpu-map-loops for the rest), run by the
+    GPU emulator, at the tests' small sizes."""
+    f, inputs = pb.CASES[name]
+    args = inputs(rng)
+    expected = _copies(args)
+    with np.errstate(all="ignore"):
+        f(*expected)
+    module = Kernel(f).module(*args)
+    PassPipeline.parse_spec(all_passes(), "auto-schedule{device=sm_90}").apply(
+        make_context(), module
+    )
+    verify_ir(module, "mapped")
+    emulate(module, reverse=True)
+    got = _copies(args)
+    run_function(module, f.__name__, got)
+    for g, e in zip(got, expected, strict=True):
+        if isinstance(e, np.ndarray):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
