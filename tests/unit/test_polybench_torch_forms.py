@@ -116,3 +116,43 @@ def test_seidel_fronts_cover_each_point_once(tsteps: int, n: int) -> None:
     assert all(1 <= j <= n - 2 for _, j, _, _ in points)
     assert len(inside) == tsteps * (n - 2) ** 2
     assert set(inside) == {(i, j) for i in range(1, n - 1) for j in range(1, n - 1)}
+
+
+def test_the_table_has_every_kernel_at_three_sizes() -> None:
+    import polybench_large as table
+
+    assert [k.case for k in table.KERNELS] == list(FORMS)
+    assert len({k.name for k in table.KERNELS}) == 30
+    for kernel in table.KERNELS:
+        small, medium, large = kernel.sizes
+        assert small.keys() == medium.keys() == large.keys(), kernel.name
+        assert all(small[key] < medium[key] < large[key] for key in small), kernel.name
+
+
+@pytest.mark.parametrize("name", list(FORMS))
+def test_the_tables_check_passes_at_small_size(name: str) -> None:
+    """The script's inputs (on the CPU) through the torch form in float32 and float64: every
+    poisoned output is written, and the two agree within the kernel's tolerance."""
+    import polybench_large as table
+
+    (kernel,) = [k for k in table.KERNELS if k.case == name]
+    base = kernel.inputs(kernel.sizes[0], "cpu")
+    single, double = table.copies(base), table.copies(base, torch.float64)
+    FORMS[name](*single)
+    FORMS[name](*double)
+    assert all(
+        a.dtype == torch.float64 for a in double if torch.is_tensor(a) and a.is_floating_point()
+    )
+    got = table.checked(kernel, single)
+    assert not any(torch.isnan(a).any() for a in got if a.is_floating_point())
+    assert table.difference(got, table.checked(kernel, double)) <= kernel.tolerance
+
+
+def test_difference() -> None:
+    import polybench_large as table
+
+    a = torch.tensor([3.0, 4.0])
+    assert table.difference([a + torch.tensor([0.0, 0.5])], [a]) == pytest.approx(0.1)
+    assert table.difference([torch.tensor([1.0, float("nan")])], [a]) == float("inf")
+    assert table.difference([torch.tensor([1, 2])], [torch.tensor([1, 2])]) == 0.0
+    assert table.difference([torch.tensor([1, 3])], [torch.tensor([1, 2])]) == float("inf")
