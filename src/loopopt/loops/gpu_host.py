@@ -130,26 +130,60 @@ class Planner:
 
 
 def split_nests(op: Operation, pass_name: str) -> list[Operation]:
-    """A parallel loop whose body holds several loop nests that no dependence cycle or scalar
-    value ties (gemm's `C *= beta` loop and its `k` loop) becomes one loop per statement group
-    (analysis/distribution: always legal for a loop that carries nothing), so each nest gets
-    its own kernel with all its parallel loops; other ops (and loops that already launch
-    kernels) are themselves."""
+    """A loop whose body holds several statement groups that no dependence cycle or scalar
+    value ties becomes one loop per group, so each nest gets its own kernels:
+    - a parallel loop around several loop nests (gemm's `C *= beta` loop and its `k` loop): always
+      legal for a loop that carries nothing; a lone nest keeps the statements around it
+      (block-level code);
+    - a loop that carries a dependence, split from the inside out (`split_sequential`): atax's
+      `i` around `tmp[i] = A[i, :] · x` and `y[j] += A[i, j] * tmp[i]`, bicg's `j` around its two
+      reductions, whose parts are parallel or reductions instead of one host loop launching
+      kernels in every iteration.
+    Other ops (and loops that already launch kernels) are themselves."""
     if not isinstance(op, affine.ForOp) or op.results:
         return [op]
     if not any(isinstance(inner, affine.ForOp) for inner in body_ops(op)):
         return [op]
-    if any(isinstance(inner, gpu.LaunchFuncOp) for inner in op.walk()) or not is_parallel(op):
+    if any(isinstance(inner, gpu.LaunchFuncOp) for inner in op.walk()):
         return [op]
+    if not is_parallel(op):
+        return split_sequential(op, pass_name)
     groups = distribution_groups(op)
     nests = [g for g in groups if any(isinstance(inner, affine.ForOp) for inner in g)]
-    if len(nests) < 2:  # a lone nest keeps the statements around it (block-level code)
+    if len(nests) < 2:
         return [op]
     try:
         require_distribution_legal(op, groups, pass_name)
     except LoopoptError:
         return [op]
     return list(distribute(op, groups, pass_name))
+
+
+def split_sequential(loop: affine.ForOp, pass_name: str) -> list[Operation]:
+    """`loop` (it carries a dependence) split into the finest legal statement groups, after its
+    inner loops that carry one are split the same way; `[loop]` unchanged when it stays one
+    group (a time loop whose nests feed each other, lu's `k`, durbin's scalar recurrence)."""
+    copy = loop.clone()
+    block = loop.parent_block()
+    if block is None:
+        return [loop]
+    block.insert_op_before(copy, loop)
+    for inner in list(body_ops(copy)):
+        if isinstance(inner, affine.ForOp) and not inner.results and not is_parallel(inner):
+            split_sequential(inner, pass_name)
+    groups = distribution_groups(copy)
+    try:
+        if len(groups) < 2:
+            raise LoopoptError("one group")
+        require_distribution_legal(copy, groups, pass_name)
+    except LoopoptError:
+        copy.detach()
+        copy.erase()
+        return [loop]
+    parts = list(distribute(copy, groups, pass_name))
+    loop.detach()
+    loop.erase()
+    return parts
 
 
 def parallel_first(root: affine.ForOp, pass_name: str) -> affine.ForOp:

@@ -42,8 +42,8 @@ from loopopt.loops.func_outline import (
     outline_nest,
 )
 from loopopt.loops.gpu_host import split_nests
-from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.loops.nest import functions, loop_name, perfect_band
+from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.passes import LoopoptPass
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
@@ -96,19 +96,24 @@ def choose(fn: func.FuncOp, device: Device) -> Choice:
         summary = summarize(fn)
     except LoopoptError as e:
         return Choice(name, [], e.message)
-    ranked = [(s, t) for s, t in rank(summary, device) if not _reduces_per_thread(summary, s)]
+    ranked = [(s, t) for s, t in rank(summary, device) if not _left_to_mapping(summary, s)]
     if not ranked and map_roles(summary) is not None:
-        reason = "a sequential loop inside the parallel ones: gpu-map-loops' reduction strategies"
+        reason = (
+            "a sequential loop around or inside the parallel ones: gpu-map-loops' reduction "
+            "strategies and loop order"
+        )
         return Choice(name, [], reason, summary)
     return Choice(name, ranked, "" if ranked else "no candidate fits the device", summary)
 
 
-def _reduces_per_thread(summary: NestSummary, schedule: Schedule) -> bool:
-    """A `map` candidate whose threads would each run a loop of the nest in sequence (a
-    reduction, as a rule): one thread per output, where gpu-map-loops' own strategies (a warp,
-    a block or the grid per output, coalesced) do better."""
+def _left_to_mapping(summary: NestSummary, schedule: Schedule) -> bool:
+    """A `map` candidate with a sequential loop of the nest inside its threads (a reduction,
+    as a rule: one thread per output, where gpu-map-loops' own strategies give a warp, a
+    block or the grid to each output, coalesced) or around them on the host (a launch per
+    iteration, where gpu-map-loops first moves the parallel loops outward when that is
+    legal: atax's `y[j] += A[i, j] * tmp[i]` becomes column sums)."""
     roles = map_roles(summary) if schedule.recipe == "map" else None
-    return roles is not None and roles.inner is not None
+    return roles is not None and (roles.inner is not None or roles.host > 0)
 
 
 def split_pipeline(pipeline: str) -> tuple[list[ModulePass], list[ModulePass]]:
@@ -170,7 +175,8 @@ class AutoSchedulePass(LoopoptPass):
         self.walk(ctx, op, fn.body.block, device, out)
         if self.gpu:
             self.run(ctx, op, only(GpuMapLoopsPass(), fn.sym_name.data))
-            verify_ir(op, f"auto-schedule: gpu-map-loops on @{fn.sym_name.data} produced invalid IR")
+            name = fn.sym_name.data
+            verify_ir(op, f"auto-schedule: gpu-map-loops on @{name} produced invalid IR")
 
     def walk(
         self, ctx: Context, op: builtin.ModuleOp, block: Block, device: Device, out: TextIO
@@ -183,7 +189,9 @@ class AutoSchedulePass(LoopoptPass):
                 if not candidate(nest) or self.place(ctx, op, nest, device, out):
                     continue
                 rest = self.exposed(ctx, op, nest, device, out)
-                if rest is not None and is_host_loop(rest):
+                # a host loop around several nests (not a perfect band: gpu-map-loops may move
+                # the parallel loops of one outward)
+                if rest is not None and is_host_loop(rest) and len(perfect_band(rest)) == 1:
                     self.walk(ctx, op, rest.body.block, device, out)
 
     def exposed(
@@ -196,8 +204,10 @@ class AutoSchedulePass(LoopoptPass):
         depth = len(perfect_band(nest))
         parts, changed = expose_nests(nest, self.name)
         deep = [p for p in parts or [] if len(perfect_band(p)) > depth]
-        if parts is not None and deep and all(
-            candidate(p) and self.place(ctx, op, p, device, out, dry=True) for p in deep
+        if (
+            parts is not None
+            and deep
+            and all(candidate(p) and self.place(ctx, op, p, device, out, dry=True) for p in deep)
         ):
             for part in parts:
                 if candidate(part):

@@ -181,7 +181,7 @@ func.func @gemm(%alpha: f32, %beta: f32, %C: memref<256x256xf32>, %A: memref<256
 // A fill ahead of the k loop inside a perfect band (2mm's `tmp[i, j] = 0`): the band is split
 // (expose_nests) because the part with the k loop then gets the matmul recipe.
 // RUN: sed -n '/^\/\/ FILL/,/^\/\/ END FILL/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain top=1}' 2>&1 | filecheck %s --check-prefix=FILL
-// FILL:       auto-schedule @mm0, nest 'i' on H100 SXM (sm_90): default mapping (a sequential loop inside the parallel ones: gpu-map-loops' reduction strategies)
+// FILL:       auto-schedule @mm0, nest 'i' on H100 SXM (sm_90): default mapping (a sequential loop around or inside the parallel ones: gpu-map-loops' reduction strategies and loop order)
 // FILL-NEXT:  auto-schedule @mm0, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
 // FILL-NEXT:    #1 map
 // FILL:       auto-schedule @mm0, nest 'i' on H100 SXM (sm_90): {{[0-9]+}} candidates, best first
@@ -212,7 +212,7 @@ func.func @mm0(%T: memref<128x128xf32>, %A: memref<128x64xf32>, %B: memref<64x12
 // would get no schedule of its own (a sequential loop inside its parallel one), so the band
 // stays whole and gpu-map-loops maps it with a reduction strategy (a warp or more per row).
 // RUN: sed -n '/^\/\/ ROWS/,/^\/\/ END ROWS/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90 explain}' 2>&1 | filecheck %s --check-prefix=ROWS
-// ROWS:       auto-schedule @rows, nest 'i' on H100 SXM (sm_90): default mapping (a sequential loop inside the parallel ones
+// ROWS:       auto-schedule @rows, nest 'i' on H100 SXM (sm_90): default mapping (a sequential loop around or inside the parallel ones
 // ROWS-NOT:   auto-schedule
 // ROWS:       gpu.launch_func @kernels::@rows_k0
 // ROWS-NOT:   gpu.launch_func
