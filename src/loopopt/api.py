@@ -130,10 +130,11 @@ def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModuleP
 
 def apply_mapped(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> None:
     """Apply `passes`, then map what they left on the host: with no passes at all, the cost
-    model's schedule (`auto-schedule`); after passes that launched nothing (and did not ask for
-    a mapping), `gpu-map-loops`."""
+    model's schedule (`auto-schedule`; nothing for a module that launches kernels already);
+    after passes that launched nothing (and did not ask for a mapping), `gpu-map-loops`."""
     registry = all_passes()
-    if not passes and "auto-schedule" in registry:
+    launches = any(isinstance(op, gpu.LaunchFuncOp) for op in module.walk())
+    if not passes and not launches and "auto-schedule" in registry:
         passes = [registry["auto-schedule"]()(func=func)]
     _apply(ctx, module, passes)
     if not any(isinstance(op, gpu.LaunchFuncOp) for op in module.walk()):

@@ -252,6 +252,19 @@ class _Fission:
         return False
 
     def _flush(self, segment: list[Operation], before: Operation) -> None:
+        # The thread loops of a segment run where it ends, so a uniform read that follows a
+        # per-thread op (which may write what it reads) ends the segment there.
+        start = 0
+        seen = False
+        for k, op in enumerate(segment):
+            if self._per_thread(op):
+                seen = True
+            elif seen and any(not _pure(inner) for inner in op.walk()):
+                self._flush_part(segment[start:k], op)
+                start, seen = k, False
+        self._flush_part(segment[start:], before)
+
+    def _flush_part(self, segment: list[Operation], before: Operation) -> None:
         moved = [op for op in segment if self._per_thread(op)]
         if not moved:
             return
@@ -289,6 +302,8 @@ class _Fission:
         owner = value.owner
         assert isinstance(owner, Operation)
         if not _pure(owner):
+            if not any(nest.is_ancestor(owner) for nest, _ in self.nests):
+                return value  # computed once for all threads (a uniform read)
             load = _load_saved(self._saved(value, owner), ids)
             body.insert_op_before(load, first)
             clones[value] = load.results[0]

@@ -9,6 +9,7 @@ kernels of gpu_kernels.py on the device against numpy/float64 references.
 from __future__ import annotations
 
 import ctypes
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,7 +65,8 @@ class FakeDriver:
 @pytest.fixture
 def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
     driver = FakeDriver()
-    monkeypatch.setattr(cuda, "context", lambda: None)
+    device = types.SimpleNamespace(arch="sm_90", name="fake")
+    monkeypatch.setattr(cuda, "context", lambda: device)
     monkeypatch.setattr(cuda, "synchronize", lambda: None)
     monkeypatch.setattr(cuda, "available", lambda: True)
     monkeypatch.setattr(cuda, "to_device", driver.to_device)
@@ -73,8 +75,9 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDriver]:
     yield driver
 
 
-def _gpu(text: str, func: str) -> api.Compiled:
-    return loopopt.compile(text, func=func, target="gpu", arch="sm_90")
+def _gpu(text: str, func: str, pipeline: str = "gpu-map-loops") -> api.Compiled:
+    """The naive mapping by default: these tests are about the runtime, not the schedule."""
+    return loopopt.compile(text, func=func, pipeline=pipeline, target="gpu", arch="sm_90")
 
 
 def test_host_code_launches_through_the_driver(fake_cuda: FakeDriver) -> None:
@@ -182,7 +185,7 @@ def test_host_code_cannot_touch_device_arrays() -> None:
         "    %x = memref.load %A[%c0] : memref<?xf32>\n",
     )
     with pytest.raises(LoopoptError, match="cannot run 'memref.load': its arrays live on the GPU"):
-        _gpu(text, "vadd")
+        _gpu(text, "vadd", pipeline="")  # already mapped: nothing maps the load
 
 
 def test_launch_arguments_must_match_the_kernel() -> None:
@@ -210,7 +213,8 @@ def test_timer_queues_an_l2_flush_ahead_of_each_run(monkeypatch: pytest.MonkeyPa
             assert args[1:3] == (0, cuda.L2_FLUSH_BYTES // 4)
         return object() if name == "cuEventCreate" else None
 
-    monkeypatch.setattr(cuda, "context", lambda: None)
+    device = types.SimpleNamespace(arch="sm_90", name="fake")
+    monkeypatch.setattr(cuda, "context", lambda: device)
     monkeypatch.setattr(cuda, "synchronize", lambda: log.append("sync"))
     monkeypatch.setattr(cuda, "_driver", lambda: type("D", (), {"CUstream": int}))
     monkeypatch.setattr(cuda, "_FLUSH", type("B", (), {"ptr": 0x1000})())

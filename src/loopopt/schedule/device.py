@@ -120,6 +120,8 @@ def current_device() -> Device | None:
     if not cuda.available():
         return None
     gpu = cuda.context()
+    if gpu is None:
+        return None
     table = _table_entry(gpu.name, gpu.arch)
     def read(name: str, fallback: int) -> int:
         try:
