@@ -30,6 +30,20 @@ def set_loop_name(loop: Operation, name: str) -> None:
     loop.attributes[LOOP_NAME] = StringAttr(name)
 
 
+def name_unnamed(loops: Sequence[Operation], taken: set[str]) -> None:
+    """Name the unnamed ones of `loops` `i0, i1, …` in order (`loop-name`'s scheme), skipping the
+    names in `taken`, which grows by the names given."""
+    counter = 0
+    for loop in loops:
+        if loop_name(loop) is not None:
+            continue
+        while f"i{counter}" in taken:
+            counter += 1
+        set_loop_name(loop, f"i{counter}")
+        taken.add(f"i{counter}")
+        counter += 1
+
+
 def mark_parallel(loop: Operation, parallel: bool = True) -> None:
     if parallel:
         loop.attributes[PARALLEL] = UnitAttr()
