@@ -54,6 +54,7 @@ class RaiseScfToAffinePass(LoopoptPass):
     affine indices, to affine.for and affine.load/store."""
 
     name = "raise-scf-to-affine"
+    affine_loops = False
 
     func: str | None = None
     """Only this function."""

@@ -1,8 +1,19 @@
 // RUN: loopopt-opt %s --split-input-file -p raise-scf-to-affine 2>/dev/null | filecheck %s
 // RUN: loopopt-opt %s --split-input-file -p raise-scf-to-affine 2>&1 >/dev/null | filecheck %s --check-prefix=WARN
 // RUN: not loopopt-opt %s --split-input-file -p 'raise-scf-to-affine{func=nothing}' 2>&1 | filecheck %s --check-prefix=NOFUNC
+// Loop passes say when a function holds only scf loops (they would match nothing there).
+// RUN: loopopt-opt %s --split-input-file -p 'loop-tile{tile-sizes=4},loop-unroll{unroll-factor=2},loop-interchange{permutation=1,0}' 2>&1 >/dev/null | filecheck %s --check-prefix=NOAFFINE
+// RUN: loopopt-opt %s --split-input-file -p 'raise-scf-to-affine,loop-tile{tile-sizes=4}' 2>&1 >/dev/null | filecheck %s --check-prefix=RAISED
 
 // NOFUNC: error: no function named 'nothing'
+// NOAFFINE:      raise-scf-to-affine.mlir:[[# @LINE + 23]]:1: warning: loop-tile: no affine.for in @bounds (it holds scf.for loops: run raise-scf-to-affine first)
+// NOAFFINE-NEXT: raise-scf-to-affine.mlir:[[# @LINE + 22]]:1: warning: loop-unroll: no affine.for in @bounds (it holds scf.for loops: run raise-scf-to-affine first)
+// NOAFFINE-NEXT: raise-scf-to-affine.mlir:[[# @LINE + 21]]:1: warning: loop-interchange: no affine.for in @bounds (it holds scf.for loops: run raise-scf-to-affine first)
+// NOAFFINE-NEXT: warning: loop-tile: no affine.for in @refused
+// NOAFFINE-NEXT: warning: loop-unroll: no affine.for in @refused
+// NOAFFINE-NEXT: warning: loop-interchange: no affine.for in @refused
+// NOAFFINE-NOT:  warning
+// RAISED-NOT:    no affine.for
 
 // Bounds and indices built from constants, symbols, IVs, addi/subi/muli by constants, apply and
 // minsi/maxsi; iter_args carried over; the loops named after their IVs; dead index arithmetic gone.
