@@ -1,6 +1,10 @@
 """loopopt's passes, one per file, each file named after its CLI name; and `LoopoptPass`, the
 base they share (MLIR-style option parsing: bare boolean flags such as `unroll-full`; a warning
-where a loop pass finds only scf loops)."""
+where a loop pass finds only scf loops).
+
+Every pass class is importable from here (`from loopopt.passes import LoopTilePass`), loaded
+when first asked for; its options are typed dataclass fields (`LoopTilePass(tile_sizes=(32, 32))`).
+"""
 
 from __future__ import annotations
 
@@ -54,3 +58,23 @@ class LoopoptPass(ModulePass):
                 value = (True,)
             params[key] = value
         return super().from_spec(ArgSpec(spec.name, params))
+
+
+def _pass_classes() -> dict[str, tuple[str, str]]:
+    """Class name -> (module, class) of every registered pass."""
+    from loopopt.universe import PASSES
+
+    return {cls: (module, cls) for module, cls in PASSES.values()}
+
+
+def __getattr__(name: str) -> type[ModulePass]:
+    found = _pass_classes().get(name)
+    if found is None:
+        raise AttributeError(f"module 'loopopt.passes' has no attribute '{name}'")
+    import importlib
+
+    return getattr(importlib.import_module(f"loopopt.passes.{found[0]}"), found[1])
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_pass_classes()])
