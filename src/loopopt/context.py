@@ -5,8 +5,16 @@ from __future__ import annotations
 import re
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects import arith, builtin, cf, func, math, memref, scf
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    FusedLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
@@ -16,6 +24,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
+from loopopt.dialects.llvm_ext import LLVM
 from loopopt.dialects.nvvm import NVVM
 from loopopt.iteration_buffers import sink_iteration_buffers
 
@@ -34,17 +43,43 @@ def make_context() -> Context:
         cf.Cf,
         GPU,
         NVVM,
-        llvm.LLVM,
+        LLVM,
     ):
         ctx.load_dialect(dialect)
     return ctx
 
 
-class LocatingParser(Parser):
+_LOCATION_ALIAS = re.compile(r"^(#[\w$.-]+)\s*=\s*loc\(", re.MULTILINE)
+"""A location alias definition: `mlir-opt --mlir-print-debuginfo` prints them after their uses."""
+
+
+class _LocationParser(Parser):
+    """xDSL's parser, reading MLIR's fused locations with metadata too."""
+
+    def _parse_location(self) -> LocationAttr:
+        """xDSL's, plus MLIR's fused locations with metadata: `fused<"a">[loc, …]`."""
+        if self._current_token.text == "fused":
+            start = self._current_token.span.start
+            self._consume_token()
+            if self.parse_optional_punctuation("<") is not None:
+                metadata = self.parse_attribute()
+                self.parse_punctuation(">")
+                locations = self.parse_comma_separated_list(
+                    self.Delimiter.SQUARE, self._parse_location
+                )
+                return FusedLoc(tuple(locations), metadata)
+            self._resume_from(start)
+        return super()._parse_location()
+
+
+class LocatingParser(_LocationParser):
     """An xDSL parser that gives each parsed op a `file:line:col` location (unless it has one).
 
     Diagnostics of later passes can then point at the input text, as mlir-opt's do.
-    `line_offset` shifts line numbers for the chunks of `--split-input-file`.
+    `line_offset` shifts line numbers for the chunks of `--split-input-file`. It also reads what
+    `mlir-opt --mlir-print-debuginfo` prints and xDSL's parser does not: location aliases used
+    before the end of the file that defines them (read first), and fused locations with metadata
+    (`loc(fused<"a">[#loc1, #loc2])`).
     """
 
     def __init__(self, ctx: Context, text: str, name: str = "<stdin>", line_offset: int = 0):
@@ -52,6 +87,30 @@ class LocatingParser(Parser):
         self._text = text
         self._name = name
         self._line_offset = line_offset
+        self._location_aliases = self._read_location_aliases()
+
+    def _read_location_aliases(self) -> set[str]:
+        """Define the location aliases of the text before parsing it (each in its own parser
+        sharing this one's aliases); one that does not parse is left to the main parse."""
+        names: set[str] = set()
+        for found in _LOCATION_ALIAS.finditer(self._text):
+            line_end = self._text.find("\n", found.start())
+            line = self._text[found.start() : line_end if line_end >= 0 else len(self._text)]
+            reader = _LocationParser(self.ctx, line, self._name)
+            reader.attribute_aliases = self.attribute_aliases
+            try:
+                reader._parse_alias_def()  # pyright: ignore[reportPrivateUsage]
+            except ParseError:
+                continue
+            names.add(found.group(1))
+        return names
+
+    def _parse_alias_def(self) -> None:
+        name = self._current_token.text
+        if name in self._location_aliases:  # read ahead: read again where it is defined
+            self._location_aliases.discard(name)
+            del self.attribute_aliases[name]
+        super()._parse_alias_def()
 
     def _at_op_name(self, e: ParseError) -> ParseError:
         """xDSL reports an unregistered op at the token after its name; point at the name."""

@@ -15,6 +15,7 @@ from xdsl.universe import Universe
 
 PASSES: dict[str, tuple[str, str]] = {
     "loop-name": ("loop_name", "LoopNamePass"),
+    "raise-scf-to-affine": ("raise_scf_to_affine", "RaiseScfToAffinePass"),
     "loop-tile": ("loop_tile", "LoopTilePass"),
     "loop-strip-mine": ("loop_strip_mine", "LoopStripMinePass"),
     "loop-unroll": ("loop_unroll", "LoopUnrollPass"),

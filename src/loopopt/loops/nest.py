@@ -30,6 +30,20 @@ def set_loop_name(loop: Operation, name: str) -> None:
     loop.attributes[LOOP_NAME] = StringAttr(name)
 
 
+def name_unnamed(loops: Sequence[Operation], taken: set[str]) -> None:
+    """Name the unnamed ones of `loops` `i0, i1, …` in order (`loop-name`'s scheme), skipping the
+    names in `taken`, which grows by the names given."""
+    counter = 0
+    for loop in loops:
+        if loop_name(loop) is not None:
+            continue
+        while f"i{counter}" in taken:
+            counter += 1
+        set_loop_name(loop, f"i{counter}")
+        taken.add(f"i{counter}")
+        counter += 1
+
+
 def mark_parallel(loop: Operation, parallel: bool = True) -> None:
     if parallel:
         loop.attributes[PARALLEL] = UnitAttr()
@@ -251,3 +265,28 @@ def trip_count(loop: affine.ForOp) -> int | None:
     if difference is None:
         return None
     return max(0, -(-difference // step_of(loop)))
+
+
+NON_AFFINE_LOOPS = ("scf.for", "scf.parallel", "scf.while", "affine.parallel")
+"""Loops that loop passes do not transform (`raise-scf-to-affine` raises those it can)."""
+
+
+def warn_if_only_scf_loops(module: ModuleOp, func_name: str | None, pass_name: str) -> None:
+    """One warning per function (of `func_name`, else all) that holds no affine.for but loops of
+    other kinds: the loop pass would silently match nothing there."""
+    from loopopt.diagnostics import warning
+
+    try:
+        fns = functions(module, func_name)
+    except LoopoptError:  # the pass reports an unknown func= itself
+        return
+    for fn in fns:
+        if next(loops_in(fn), None) is not None:
+            continue
+        kinds = sorted({op.name for op in fn.walk() if op.name in NON_AFFINE_LOOPS})
+        if kinds:
+            warning(
+                f"{pass_name}: no affine.for in @{fn.sym_name.data} (it holds {', '.join(kinds)} "
+                "loops: run raise-scf-to-affine first)",
+                op=fn,
+            )

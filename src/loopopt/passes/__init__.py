@@ -1,11 +1,19 @@
 """loopopt's passes, one per file, each file named after its CLI name; and `LoopoptPass`, the
-base they share (MLIR-style option parsing: bare boolean flags such as `unroll-full`)."""
+base they share (MLIR-style option parsing: bare boolean flags such as `unroll-full`; a warning
+where a loop pass finds only scf loops).
+
+Every pass class is importable from here (`from loopopt.passes import LoopTilePass`), loaded
+when first asked for; its options are typed dataclass fields (`LoopTilePass(tile_sizes=(32, 32))`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Self, get_type_hints
+import functools
+from typing import Any, ClassVar, Self, get_type_hints
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec
 
@@ -15,7 +23,30 @@ class LoopoptPass(ModulePass):
 
     MLIR lets a boolean option be given bare (`loop-unroll{unroll-full}`); xDSL wants `=true`.
     This accepts both, so the same pipeline string works in `loopopt-opt`, `xdsl-opt` and tests.
+
+    A pass that works on affine loops (`affine_loops`, the default) first says on stderr, once per
+    function it works on, when that function holds scf loops and no affine.for (it would match
+    nothing there): `loop-tile: no affine.for in @f (it holds scf.for loops: run
+    raise-scf-to-affine first)`.
     """
+
+    affine_loops: ClassVar[bool] = True
+    """Whether the pass transforms affine.for loops (False: lowerings, raise-scf-to-affine)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        apply = cls.__dict__.get("apply")
+        if apply is None or not cls.affine_loops:
+            return
+
+        @functools.wraps(apply)
+        def checked_apply(self: LoopoptPass, ctx: Context, op: ModuleOp) -> None:
+            from loopopt.loops.nest import warn_if_only_scf_loops
+
+            warn_if_only_scf_loops(op, getattr(self, "func", None), self.name)
+            apply(self, ctx, op)
+
+        cls.apply = checked_apply  # pyright: ignore[reportAttributeAccessIssue]
 
     @classmethod
     def from_spec(cls, spec: ArgSpec) -> Self:
@@ -27,3 +58,23 @@ class LoopoptPass(ModulePass):
                 value = (True,)
             params[key] = value
         return super().from_spec(ArgSpec(spec.name, params))
+
+
+def _pass_classes() -> dict[str, tuple[str, str]]:
+    """Class name -> (module, class) of every registered pass."""
+    from loopopt.universe import PASSES
+
+    return {cls: (module, cls) for module, cls in PASSES.values()}
+
+
+def __getattr__(name: str) -> type[ModulePass]:
+    found = _pass_classes().get(name)
+    if found is None:
+        raise AttributeError(f"module 'loopopt.passes' has no attribute '{name}'")
+    import importlib
+
+    return getattr(importlib.import_module(f"loopopt.passes.{found[0]}"), found[1])
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_pass_classes()])

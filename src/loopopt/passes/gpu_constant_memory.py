@@ -44,6 +44,7 @@ class GpuConstantMemoryPass(LoopoptPass):
     """Load small read-only kernel array arguments from constant memory (after gpu-map-loops)."""
 
     name = "gpu-constant-memory"
+    affine_loops = False
 
     arrays: tuple[str, ...] = ()
     """The arrays, by SSA name of the kernel arguments (`%F` -> F)."""

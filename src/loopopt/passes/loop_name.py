@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin
 
-from loopopt.loops.nest import functions, loop_name, loops_in, set_loop_name
+from loopopt.loops.nest import functions, loop_name, loops_in, name_unnamed
 from loopopt.passes import LoopoptPass
 
 
@@ -30,13 +30,4 @@ class LoopNamePass(LoopoptPass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for fn in functions(op, self.func):
             loops = list(loops_in(fn))
-            taken = {n for n in map(loop_name, loops) if n is not None}
-            counter = 0
-            for loop in loops:
-                if loop_name(loop) is not None:
-                    continue
-                while f"i{counter}" in taken:
-                    counter += 1
-                set_loop_name(loop, f"i{counter}")
-                taken.add(f"i{counter}")
-                counter += 1
+            name_unnamed(loops, {n for n in map(loop_name, loops) if n is not None})

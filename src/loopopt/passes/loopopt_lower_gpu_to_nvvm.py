@@ -25,6 +25,7 @@ class LoopoptLowerGpuToNvvmPass(LoopoptPass):
     """Lower gpu.module kernels to llvm.func with nvvm ops (ids, barriers, shared memory)."""
 
     name = "loopopt-lower-gpu-to-nvvm"
+    affine_loops = False
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         lower_gpu_to_nvvm(op)

@@ -23,6 +23,7 @@ class LoopoptLowerToLLVMPass(LoopoptPass):
     """Lower the whole module to the llvm dialect (memrefs become bare pointers)."""
 
     name = "loopopt-lower-to-llvm"
+    affine_loops = False
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         lower_to_llvm(op)

@@ -1,6 +1,7 @@
 """`--verify-diagnostics`: MLIR's `// expected-error {{...}}` annotations, checked.
 
-Supported forms: `expected-error {{msg}}` (same line), `expected-error@+N`, `expected-error@-N`,
+Supported forms: `expected-error {{msg}}` (same line), `expected-error@+N` (or MLIR's
+`expected-error @+N`, with a space), `expected-error@-N`,
 `expected-error@above`, `expected-error@below` and `expected-error@unknown` (no location). An
 emitted diagnostic matches when its line is the expected line and its message contains `msg`.
 """
@@ -11,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 _ANNOTATION = re.compile(
-    r"//\s*expected-error(?:@(?P<where>[+-]\d+|above|below|unknown))?\s*\{\{(?P<msg>.*?)\}\}"
+    r"//\s*expected-error(?:\s*@(?P<where>[+-]\d+|above|below|unknown))?\s*\{\{(?P<msg>.*?)\}\}"
 )
 
 

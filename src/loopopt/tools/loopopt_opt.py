@@ -2,6 +2,7 @@
 
     loopopt-opt [FILE|-] [-p PIPELINE] [-o OUT] [--split-input-file] [--verify-diagnostics]
                 [--print-ir-after-all] [--emit mlir|llvm|ptx] [--gpu-arch sm_80|sm_89|sm_90]
+                [--mlir-print-op-generic] [--mlir-print-debuginfo] [--version]
 
 Errors are one line (`file:line:col: error: ...`) on stderr, exit code 1, and no `-o` file is
 written unless the whole run succeeded; an internal error (a bug) is one line too, naming the
@@ -100,9 +101,31 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
         help="GPU architecture of --emit ptx (default: sm_90)",
     )
     parser.add_argument(
+        "--mlir-print-op-generic",
+        action="store_true",
+        help="print ops in the generic form (as mlir-opt's flag of that name)",
+    )
+    parser.add_argument(
+        "--mlir-print-debuginfo",
+        action="store_true",
+        help="print each op's location, loc(...) (as mlir-opt's flag of that name)",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument(
         "--debug", action="store_true", help="show Python tracebacks of internal errors"
     )
     return parser
+
+
+def _version() -> str:
+    """`loopopt-opt VERSION (xDSL VERSION)`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        own = version("loopopt")
+    except PackageNotFoundError:
+        own = "unknown"
+    return f"loopopt-opt {own} (xDSL {version('xdsl')})"
 
 
 def _read_input(path: str | None) -> tuple[str, str]:
@@ -164,7 +187,11 @@ class Driver:
             return module_to_llvm_ir(module)
         hoist_iteration_buffers(module)  # what upstream MLIR runs without growing the stack
         out = StringIO()
-        Printer(stream=out).print_op(module)
+        Printer(
+            stream=out,
+            print_generic_format=self.args.mlir_print_op_generic,
+            print_debuginfo=self.args.mlir_print_debuginfo,
+        ).print_op(module)
         out.write("\n")
         return out.getvalue()
 

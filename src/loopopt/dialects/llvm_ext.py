@@ -1,0 +1,96 @@
+"""What xDSL's llvm dialect lacks to read the llvm dialect as upstream MLIR 22 prints it.
+
+- `llvm.mlir.poison`, the poison constant (`%0 = llvm.mlir.poison : f32`).
+- `llvm.getelementptr` with MLIR 22's no-wrap flags (`inbounds`, `nusw`, `nuw`, or several
+  joined by `|`): `GEPOp` is xDSL's op with that syntax; the flags go to xDSL's `noWrapFlags`
+  property (MLIR's bits), and `inbounds` also to xDSL's `inbounds` unit property, which xDSL's
+  LLVM IR backend reads.
+
+      %q = llvm.getelementptr inbounds|nuw %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+
+`LLVM` is xDSL's dialect with these added; loopopt's context loads it.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import I32, IntegerAttr, UnitAttr
+from xdsl.ir import Attribute, Dialect
+from xdsl.irdl import IRDLOperation, irdl_op_definition, result_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import NoMemoryEffect
+
+NO_WRAP_FLAGS = {"inbounds": 3, "nusw": 2, "nuw": 4}
+"""MLIR's GEPNoWrapFlags bits by keyword (`inbounds` implies `nusw`), in its print order."""
+_INBOUNDS_FLAG = 1
+
+
+@irdl_op_definition
+class PoisonOp(IRDLOperation):
+    """See MLIR's `llvm.mlir.poison`: a poison value of any LLVM-compatible type."""
+
+    name = "llvm.mlir.poison"
+
+    assembly_format = "attr-dict `:` type($res)"
+
+    res = result_def(Attribute)
+
+    traits = traits_def(NoMemoryEffect())
+
+    def __init__(self, result_type: Attribute):
+        super().__init__(result_types=[result_type])
+
+
+def flag_keywords(flags: int) -> list[str]:
+    """The keywords MLIR prints for no-wrap `flags` (empty: none)."""
+    words: list[str] = []
+    if flags & _INBOUNDS_FLAG:
+        words.append("inbounds")
+        flags &= ~NO_WRAP_FLAGS["inbounds"]
+    for word in ("nusw", "nuw"):
+        if flags & NO_WRAP_FLAGS[word]:
+            words.append(word)
+    return words
+
+
+class GEPOp(llvm.GEPOp):
+    """xDSL's `llvm.getelementptr`, read and printed with MLIR 22's no-wrap flags."""
+
+    def print(self, printer: Printer) -> None:
+        flags = cast(IntegerAttr[I32], self.noWrapFlags).value.data
+        if self.inbounds is not None:
+            flags |= NO_WRAP_FLAGS["inbounds"]
+        words = flag_keywords(flags)
+        if words:
+            printer.print_string(" " + "|".join(words))
+        inbounds = self.properties.pop("inbounds", None)
+        try:
+            super().print(printer)
+        finally:
+            if inbounds is not None:
+                self.properties["inbounds"] = inbounds
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GEPOp:
+        flags = 0
+        word = parser.parse_optional_keyword_in(list(NO_WRAP_FLAGS))
+        while word is not None:
+            flags |= NO_WRAP_FLAGS[word]
+            if parser.parse_optional_punctuation("|") is None:
+                break
+            word = parser.parse_keyword_in(list(NO_WRAP_FLAGS))
+        op = cast(GEPOp, super().parse(parser))
+        op.properties["noWrapFlags"] = IntegerAttr(flags, 32)
+        if flags & _INBOUNDS_FLAG:
+            op.properties["inbounds"] = UnitAttr()
+        return op
+
+
+LLVM = Dialect(
+    "llvm",
+    [*(op for op in llvm.LLVM.operations if op.name != "llvm.getelementptr"), GEPOp, PoisonOp],
+    list(llvm.LLVM.attributes),
+)
