@@ -4,7 +4,7 @@ base they share (MLIR-style option parsing: bare boolean flags such as `unroll-f
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Self, get_type_hints
+from typing import Any, ClassVar, Self, get_type_hints
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec
@@ -15,7 +15,19 @@ class LoopoptPass(ModulePass):
 
     MLIR lets a boolean option be given bare (`loop-unroll{unroll-full}`); xDSL wants `=true`.
     This accepts both, so the same pipeline string works in `loopopt-opt`, `xdsl-opt` and tests.
+    `pass_pipeline.pass_text` prints a pass the same way: the options that differ from their
+    defaults (and those `spelled_out` names), `option_order` first, spelled as `option_names`
+    says (else `a_b` → `a-b`).
     """
+
+    option_order: ClassVar[tuple[str, ...]] = ()
+    """Fields printed before the others (in this order), as the pass's users write them."""
+    option_names: ClassVar[dict[str, str]] = {}
+    """Option spellings that are not the field's name with `-` for `_`."""
+
+    def spelled_out(self) -> tuple[str, ...]:
+        """Fields printed even at their default value (a factor that says what the pass does)."""
+        return ()
 
     @classmethod
     def from_spec(cls, spec: ArgSpec) -> Self:

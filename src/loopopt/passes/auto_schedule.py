@@ -22,6 +22,7 @@ the loop-level part of the choice is applied (the passes before `gpu-map-loops`)
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TextIO
 
@@ -82,11 +83,14 @@ def choose(fn: func.FuncOp, device: Device) -> Choice:
     return Choice(name, ranked, "" if ranked else "no candidate fits the device", summary)
 
 
-def split_pipeline(pipeline: str) -> tuple[list[ModulePass], list[ModulePass]]:
-    """The passes of `pipeline` up to and including the GPU mapping, and those after it."""
+def split_pipeline(
+    pipeline: str | Sequence[ModulePass],
+) -> tuple[list[ModulePass], list[ModulePass]]:
+    """The passes of `pipeline` (text or pass objects) up to and including the GPU mapping,
+    and those after it."""
     from loopopt.pass_pipeline import parse_pipeline
 
-    passes = parse_pipeline(pipeline)
+    passes = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
     cut = next((i + 1 for i, p in enumerate(passes) if p.name == GPU_MAPPING), len(passes))
     return passes[:cut], passes[cut:]
 
@@ -138,7 +142,7 @@ class AutoSchedulePass(LoopoptPass):
         choice = choose(fn, device)
         if self.explain:
             print("\n".join(self.explain_choice(choice, device)), file=out)
-        pipeline = choice.ranked[0][0].pipeline if choice.ranked else GPU_MAPPING
+        pipeline = choice.ranked[0][0].passes if choice.ranked else GPU_MAPPING
         host, kernel = split_pipeline(pipeline)
         if not self.gpu:
             host = [p for p in host if p.name != GPU_MAPPING]
