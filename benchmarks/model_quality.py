@@ -124,7 +124,8 @@ def score(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def schedule_from_json(data: dict[str, Any]) -> Schedule:
-    """A Schedule from `dataclasses.asdict` output read back from JSON (lists → tuples)."""
+    """A Schedule from `dataclasses.asdict` output read back from JSON (lists → tuples; the
+    passes come from its pipeline text)."""
 
     def tuples(value: Any) -> Any:
         return tuple(tuples(v) for v in value) if isinstance(value, list) else value
@@ -171,7 +172,7 @@ def measure(w: Workload, model_device: Device, args: argparse.Namespace) -> dict
                 "ms": m.ms if m.ok else None,
                 "status": m.status,
                 "detail": m.detail,
-                "schedule": asdict(s),
+                "schedule": {k: v for k, v in asdict(s).items() if k != "steps"},
                 "prediction": asdict(predictions[s.pipeline]),
             }
         )

@@ -27,9 +27,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 
 from loopopt.dialects import gpu_ext as gpu
-
-SCOPE = "loopopt.scope"
-"""The attribute pairing a buffer moved to the function entry with the loop it belongs to."""
+from loopopt.dialects.loopopt import SCOPE
 
 _LOOPS = (affine.ForOp, affine.ParallelOp, scf.ForOp, scf.ParallelOp)
 _FUNCTIONS = (func.FuncOp, gpu.FuncOp)

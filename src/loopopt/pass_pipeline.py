@@ -2,6 +2,7 @@
 
     passes = parse_pipeline("loop-tile{tile-sizes=32,32},loop-unroll")
     apply_passes(ctx, module, passes)
+    pipeline_text(passes) == "loop-tile{tile-sizes=32,32},loop-unroll"
 
 The syntax is MLIR's (`a{opt=v},b`), read by xDSL's parser. Every problem with the text is a
 `LoopoptError` located in it (`<pipeline>:1:24: error: invalid pass pipeline '…': …`), never
@@ -10,11 +11,13 @@ xDSL's own exception (its ArgSpecParseError is a BaseException): a syntax error,
 (`builtin.module(…)`), an unknown pass, an option the pass does not have, a value of the wrong
 type. Passes check the ranges of their option values when they run. `loopopt-opt -p`,
 `loopopt.compile(pipeline=…)`, `@loopopt.kernel`'s `schedule=…` and `auto-schedule` all parse
-here.
+here. `pipeline_text` prints pass objects back as that text (MLIR's spelling: the options that
+differ from their defaults, bare boolean flags), so that parsing it gives equal objects.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Sequence
@@ -53,6 +56,58 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
             detail = e.message if isinstance(e, LoopoptError) else _first_line(e)
             raise _error(spec, offset, f"{arg_spec.name}: {detail}") from None
     return passes
+
+
+def pass_text(p: ModulePass) -> str:
+    """`p` as pipeline text: `name{opt=v ...}` with the options that differ from their defaults
+    and those it spells out (the pass's `option_order` first, then in field order), `name`
+    alone without any."""
+    from loopopt.passes import LoopoptPass
+
+    order: tuple[str, ...] = getattr(p, "option_order", ())
+    spelled: dict[str, str] = getattr(p, "option_names", {})
+    shown: tuple[str, ...] = p.spelled_out() if isinstance(p, LoopoptPass) else ()
+    fields = sorted(
+        dataclasses.fields(p),
+        key=lambda f: order.index(f.name) if f.name in order else len(order),
+    )
+    options: list[str] = []
+    for f in fields:
+        value = getattr(p, f.name)
+        if value == _default(f) and f.name not in shown:
+            continue
+        key = spelled.get(f.name, f.name.replace("_", "-"))
+        if value is True:
+            options.append(key)
+        else:
+            options.append(f"{key}={_value_text(value)}")
+    return f"{p.name}{{{' '.join(options)}}}" if options else p.name
+
+
+def pipeline_text(passes: Sequence[ModulePass]) -> str:
+    """The pipeline text of `passes` (`pass_text` of each, comma-separated)."""
+    return ",".join(pass_text(p) for p in passes)
+
+
+def _default(f: dataclasses.Field[object]) -> object:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+_BARE = re.compile(r"[\w.-]+")
+
+
+def _value_text(value: object) -> str:
+    if isinstance(value, tuple):
+        return ",".join(_value_text(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and not _BARE.fullmatch(value):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
 
 
 def apply_passes(

@@ -18,8 +18,9 @@ import loopopt
 from loopopt.analysis.legality import require_fusion_legal
 from loopopt.context import parse_module
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
+from loopopt.dialects.loopopt import PARALLEL
 from loopopt.loops.fuse import fuse, fusion_obstacle
-from loopopt.loops.nest import PARALLEL, body_ops, find_loop, iv, loops_in
+from loopopt.loops.nest import body_ops, find_loop, iv, loops_in
 
 PAIR = """
 func.func @pair(%a: memref<20xf32>, %x: memref<20xf32>, %y: memref<20xf32>, %n: index) {{

@@ -18,8 +18,8 @@ from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.loopopt import COPY, MAPPING
 from loopopt.loops.gpu_barrier import Requirement, place_barriers
-from loopopt.loops.gpu_map import MAPPING
 from loopopt.loops.gpu_plan import (
     extent_bound,
     plan_kernel,
@@ -28,7 +28,6 @@ from loopopt.loops.gpu_plan import (
 )
 from loopopt.loops.nest import find_loop, loop_name, outermost_loops
 from loopopt.loops.outline import captured_values
-from loopopt.loops.promote import COPY
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.runtime.cpu import run_function
 from loopopt.universe import all_passes

@@ -17,9 +17,9 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.loopopt import MAPPING
 from loopopt.loops import gpu_grid, gpu_region
 from loopopt.loops.gpu_host import Host, HostLoop, Kernel, Planner, Region
-from loopopt.loops.gpu_map import MAPPING
 from loopopt.passes.gpu_map_loops import REDUCTIONS, GpuMapLoopsPass
 from loopopt.runtime.cpu import run_function
 

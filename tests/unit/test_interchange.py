@@ -12,8 +12,9 @@ from test_tile import TRAPEZOID, assert_same_points
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
+from loopopt.dialects.loopopt import PARALLEL
 from loopopt.loops.interchange import permute_band
-from loopopt.loops.nest import PARALLEL, find_loop, loop_name, perfect_band
+from loopopt.loops.nest import find_loop, loop_name, perfect_band
 
 SKEWED = """
 func.func @skewed(%A: memref<64xf32>, %n: index) {

@@ -18,8 +18,9 @@ from xdsl.passes import PassPipeline
 from loopopt.analysis.footprint import arrays_under, footprint
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import COPY
 from loopopt.loops.nest import find_loop, loop_name, loops_in
-from loopopt.loops.promote import COPY, promote
+from loopopt.loops.promote import promote
 from loopopt.passes.promote import buffer_bytes, copy_loop_prefix, default_pad
 from loopopt.runtime.cpu import run_function
 from loopopt.tools import loopopt_opt

@@ -25,7 +25,7 @@ from loopopt.backend.ptx import (
 )
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.gpu_plan import register_cap
+from loopopt.target import register_cap
 
 PTXAS = find_ptxas()
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found")

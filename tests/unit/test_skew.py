@@ -19,7 +19,8 @@ from loopopt.analysis.legality import require_wavefront, wavefront_blockers, wav
 from loopopt.analysis.parallel import is_parallel
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
-from loopopt.loops.nest import PARALLEL, find_loop, iv, loop_name
+from loopopt.dialects.loopopt import PARALLEL
+from loopopt.loops.nest import find_loop, iv, loop_name
 from loopopt.loops.skew import check_wavefront, skew, wavefront
 from loopopt.passes.loop_skew import LoopSkewPass
 

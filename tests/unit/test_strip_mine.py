@@ -10,7 +10,8 @@ from test_tile import iteration_points, loop_names
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import PARALLEL, find_loop, loop_name
+from loopopt.dialects.loopopt import PARALLEL
+from loopopt.loops.nest import find_loop, loop_name
 from loopopt.loops.strip_mine import strip_mine
 
 STEPPED = """

@@ -20,7 +20,8 @@ from xdsl.ir import Block, SSAValue
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
-from loopopt.loops.nest import PARALLEL, find_loop, loop_name, loops_in, perfect_band
+from loopopt.dialects.loopopt import PARALLEL
+from loopopt.loops.nest import find_loop, loop_name, loops_in, perfect_band
 from loopopt.loops.tile import tile_band
 
 Point = tuple[int, tuple[tuple[str, int], ...]]

@@ -40,8 +40,8 @@ from xdsl.ir.affine import (
 from xdsl.ir.affine.affine_set import AffineConstraintKind
 from xdsl.traits import IsTerminator, MemoryEffectKind, get_effects
 
+from loopopt.analysis.nest import enclosing_loops, loop_name
 from loopopt.dialects import affine_ext
-from loopopt.loops.nest import enclosing_loops, loop_name
 
 
 @dataclass(frozen=True)

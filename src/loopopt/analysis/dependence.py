@@ -47,7 +47,7 @@ from xdsl.dialects import affine
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from loopopt.analysis.access import Access, Symbols, collect_accesses
-from loopopt.loops.nest import enclosing_loops
+from loopopt.analysis.nest import enclosing_loops
 
 VIEW_OPS = frozenset(
     {

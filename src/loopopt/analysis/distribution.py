@@ -33,7 +33,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.traits import IsTerminator, get_effects
 
 from loopopt.analysis.dependence import Dependence, dependences
-from loopopt.loops.nest import body_ops
+from loopopt.analysis.nest import body_ops
 
 Group = list[Operation]
 

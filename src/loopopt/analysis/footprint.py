@@ -44,9 +44,9 @@ from xdsl.ir.affine.affine_expr import (
     AffineSymExpr,
 )
 
+from loopopt.analysis.nest import describe_loop
+from loopopt.analysis.padded import padded_load
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import describe_loop
-from loopopt.loops.padded_access import padded_load
 
 Access = affine.LoadOp | affine.StoreOp
 _DERIVED = ("affine.apply", "affine.min", "affine.max")

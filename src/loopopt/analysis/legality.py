@@ -36,8 +36,8 @@ from loopopt.analysis.dependence import (
     relation,
 )
 from loopopt.analysis.distribution import loop_dependences, statement_of
+from loopopt.analysis.nest import enclosing_loops, loop_name, step_of
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
-from loopopt.loops.nest import enclosing_loops, loop_name, step_of
 
 
 def loop_label(loop: affine.ForOp) -> str:

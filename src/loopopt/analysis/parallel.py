@@ -17,7 +17,7 @@ from xdsl.dialects import affine
 from xdsl.ir import Operation
 
 from loopopt.analysis.dependence import Dependence, carried_by, dependences
-from loopopt.loops.nest import loops_in
+from loopopt.analysis.nest import loops_in
 
 
 def _carriers(deps: Sequence[Dependence]) -> set[int]:

@@ -20,7 +20,6 @@ import importlib.util
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -32,44 +31,19 @@ from loopopt.backend.libdevice import check_supported, link_libdevice, use_libde
 from loopopt.backend.llvm_ir import module_to_llvmlite
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
-from loopopt.lowering.gpu_shared import SHARED_SPACE
-from loopopt.lowering.gpu_to_nvvm import (
-    KERNEL_ATTR,
+from loopopt.dialects.loopopt import (
     MAX_REGISTERS_ATTR,
-    MAX_THREADS_ATTR,
     MIN_BLOCKS_ATTR,
     POINTER_ALIGN_ATTR,
     SHARED_BYTES_ATTR,
-    lower_gpu_to_nvvm,
 )
+from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, MAX_THREADS_ATTR, lower_gpu_to_nvvm
 from loopopt.lowering.nvvm_to_llvm import lower_nvvm_to_llvm
+from loopopt.target import ARCHS as ARCHS  # re-exported: the backend's architectures
+from loopopt.target import DEFAULT_ARCH, SHARED_ALIGN, SHARED_SPACE, Arch
+from loopopt.target import arch as arch_info
 
 TRIPLE = "nvptx64-nvidia-cuda"
-DEFAULT_ARCH = "sm_90"
-
-
-@dataclass(frozen=True)
-class Arch:
-    """A GPU architecture: the PTX ISA it needs and the shared memory one block may have."""
-
-    name: str
-    ptx_isa: str
-    max_shared_bytes: int
-
-
-ARCHS: dict[str, Arch] = {
-    "sm_80": Arch("sm_80", "7.0", 163 * 1024),
-    "sm_89": Arch("sm_89", "7.8", 99 * 1024),
-    "sm_90": Arch("sm_90", "7.8", 227 * 1024),
-}
-
-
-def arch_info(name: str) -> Arch:
-    """The architecture named `name` (sm_80, sm_89, sm_90), or a LoopoptError."""
-    if name not in ARCHS:
-        raise LoopoptError(f"unknown GPU architecture '{name}' (use one of {', '.join(ARCHS)})")
-    return ARCHS[name]
 
 
 def _target_machine(arch: Arch) -> llvm.TargetMachine:

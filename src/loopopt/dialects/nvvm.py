@@ -69,6 +69,9 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from loopopt.target import GLOBAL_SPACE as GLOBAL_SPACE  # re-exported for the lowering
+from loopopt.target import SHARED_SPACE
+
 
 class NvvmIntrinsicOp(IRDLOperation):
     """An nvvm op that is exactly one call of an LLVM intrinsic with the op's operands."""
@@ -205,9 +208,6 @@ class ShflSyncOp(NvvmIntrinsicOp):
 
 CP_ASYNC_SIZES = (4, 8, 16)
 """Bytes one cp.async copies; `cg` (bypass L1, cache in L2 only) copies 16."""
-GLOBAL_SPACE = 1
-"""NVVM's address space of global memory."""
-SHARED_SPACE = 3
 
 
 def _space(t: Attribute) -> int | None:

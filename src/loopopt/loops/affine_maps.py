@@ -10,10 +10,8 @@ results mean their max, several upper results their min (exclusive), as in `affi
 Two builders number the operands of a new map:
 - `BoundBuilder`: the caller says which values are dims (`dim`) and which symbols (`sym`);
   `build` deduplicates the results and keeps the operands they use, in that order.
-- `MapBuilder`: one placeholder per distinct value (`value`, `exprs`); `build` makes a value a
-  symbol only where it was only ever one, simplifies, and for a `min`/`max` kind drops dominated
-  results; `access=True` gives the all-symbol form of affine.load/store maps (the form xDSL's
-  parser produces and the only one its printer prints correctly).
+- `MapBuilder` (analysis/affine_maps.py, with `Bound` and the read-only queries, re-exported
+  here): one placeholder per distinct value.
 
 `substitute` composes a one-result map into every affine map that uses a value (loads, stores,
 applies, min/max, loop bounds); `fold_apply` does so for an `affine.apply` and erases it.
@@ -23,14 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import AffineMapAttr, DenseArrayBase, IndexType, IntegerAttr, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
     AffineConstantExpr,
     AffineDimExpr,
     AffineExpr,
@@ -38,31 +33,40 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from loopopt.analysis.affine_maps import (
+    Bound,
+    BoundKind,
+    MapBuilder,
+    bound_values,
+    coefficient,
+    composed,
+    constant_difference,
+    linear_form,
+    lower_bound,
+    upper_bound,
+)
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
 
-BoundKind = Literal["min", "max"]
-"""How the results of a multi-result map combine (upper bounds: min, lower bounds: max)."""
-
-
-@dataclass(frozen=True)
-class Bound:
-    """An affine map applied to SSA values (dims first, then symbols): a loop bound, an index."""
-
-    map: AffineMap
-    operands: tuple[SSAValue, ...]
-
-    @staticmethod
-    def constant(value: int) -> Bound:
-        return Bound(AffineMap.constant_map(value), ())
-
-
-def lower_bound(loop: affine.ForOp) -> Bound:
-    return Bound(loop.lowerBoundMap.data, tuple(loop.lowerBoundOperands))
-
-
-def upper_bound(loop: affine.ForOp) -> Bound:
-    return Bound(loop.upperBoundMap.data, tuple(loop.upperBoundOperands))
+__all__ = [
+    "Bound",
+    "BoundBuilder",
+    "BoundKind",
+    "MapBuilder",
+    "bound_values",
+    "coefficient",
+    "composed",
+    "constant_difference",
+    "fold_apply",
+    "insert_before",
+    "linear_form",
+    "lower_bound",
+    "offset_apply",
+    "set_bounds",
+    "substitute",
+    "upper_bound",
+]
+"""Its own names, and the read-only queries it re-exports from analysis/ (where they live)."""
 
 
 def set_bounds(
@@ -84,150 +88,6 @@ def set_bounds(
     loop.properties["upperBoundMap"] = AffineMapAttr(upper.map)
     if step is not None:
         loop.properties["step"] = IntegerAttr.from_index_int_value(step)
-
-
-def bound_values(bound: Bound) -> set[SSAValue]:
-    """The operands that the bound's results actually use."""
-    amap, operands = bound.map, bound.operands
-    used: set[SSAValue] = set()
-    for expr in amap.results:
-        for node in expr.dfs():
-            if isinstance(node, AffineDimExpr):
-                used.add(operands[node.position])
-            elif isinstance(node, AffineSymExpr):
-                used.add(operands[amap.num_dims + node.position])
-    return used
-
-
-def coefficient(expr: AffineExpr, target: AffineExpr) -> int | None:
-    """The constant coefficient of `target` (a dim or symbol) in `expr`; None where `target`
-    appears under mod, floordiv, ceildiv or a product with a non-constant."""
-    if expr == target:
-        return 1
-    if not isinstance(expr, AffineBinaryOpExpr):
-        return 0
-    if expr.kind == AffineBinaryOpKind.Add:
-        lhs, rhs = coefficient(expr.lhs, target), coefficient(expr.rhs, target)
-        return None if lhs is None or rhs is None else lhs + rhs
-    uses = target in set(expr.dfs())
-    if expr.kind == AffineBinaryOpKind.Mul:
-        for factor, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
-            if isinstance(factor, AffineConstantExpr):
-                inner = coefficient(other, target)
-                return None if inner is None else inner * factor.value
-    return None if uses else 0
-
-
-def linear_form(bound: Bound, index: int) -> dict[SSAValue | None, int] | None:
-    """Result `index` of `bound` as {operand: coefficient, None: constant}; None if not linear."""
-    amap, operands = bound.map, bound.operands
-
-    def walk(expr: AffineExpr) -> dict[SSAValue | None, int] | None:
-        if isinstance(expr, AffineConstantExpr):
-            return {None: expr.value}
-        if isinstance(expr, AffineDimExpr):
-            return {operands[expr.position]: 1}
-        if isinstance(expr, AffineSymExpr):
-            return {operands[amap.num_dims + expr.position]: 1}
-        assert isinstance(expr, AffineBinaryOpExpr)
-        if expr.kind == AffineBinaryOpKind.Add:
-            lhs, rhs = walk(expr.lhs), walk(expr.rhs)
-            if lhs is None or rhs is None:
-                return None
-            return {k: lhs.get(k, 0) + rhs.get(k, 0) for k in lhs.keys() | rhs.keys()}
-        if expr.kind == AffineBinaryOpKind.Mul:
-            for factor, other in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
-                if isinstance(factor, AffineConstantExpr):
-                    inner = walk(other)
-                    return (
-                        None if inner is None else {k: c * factor.value for k, c in inner.items()}
-                    )
-        return None
-
-    return walk(amap.results[index])
-
-
-def _simplify(expr: AffineExpr, num_dims: int, num_symbols: int) -> AffineExpr:
-    try:
-        return expr.simplify(num_dims, num_symbols)
-    except NotImplementedError:  # semi-affine: keep as written
-        return expr
-
-
-def constant_difference(a: AffineExpr, b: AffineExpr, num_dims: int) -> int | None:
-    """`a - b` (expressions over `num_dims` dims) when it is a constant."""
-    diff = _simplify(a - b, num_dims, 0)
-    return diff.value if isinstance(diff, AffineConstantExpr) else None
-
-
-def _prune(results: list[AffineExpr], kind: BoundKind, num_dims: int) -> list[AffineExpr]:
-    """Drop results of a min (max) that another result is never above (below)."""
-
-    def redundant(candidate: AffineExpr, other: AffineExpr) -> bool:
-        diff = constant_difference(candidate, other, num_dims)
-        if diff is None:
-            return False
-        return diff >= 0 if kind == "min" else diff <= 0
-
-    kept: list[AffineExpr] = []
-    for result in results:
-        if any(redundant(result, other) for other in kept):
-            continue
-        kept = [other for other in kept if not redundant(other, result)] + [result]
-    return kept
-
-
-class MapBuilder:
-    """Builds affine maps over SSA values gathered from several maps.
-
-    `value(v)` and `exprs(bound)` give expressions over placeholder dims, one per distinct value;
-    `build(results)` keeps the values the results use, numbers them (dims first, then values that
-    were only ever symbols) and simplifies; a `min`/`max` kind also drops dominated results.
-    """
-
-    def __init__(self) -> None:
-        self.values: list[SSAValue] = []
-        self._symbol: list[bool] = []
-
-    def value(self, value: SSAValue, *, symbol: bool = False) -> AffineExpr:
-        for index, known in enumerate(self.values):
-            if known is value:
-                self._symbol[index] = self._symbol[index] and symbol
-                return AffineExpr.dimension(index)
-        self.values.append(value)
-        self._symbol.append(symbol)
-        return AffineExpr.dimension(len(self.values) - 1)
-
-    def exprs(self, bound: Bound) -> list[AffineExpr]:
-        num_dims = bound.map.num_dims
-        dims = [self.value(v) for v in bound.operands[:num_dims]]
-        syms = [self.value(v, symbol=True) for v in bound.operands[num_dims:]]
-        return [r.replace_dims_and_symbols(dims, syms) for r in bound.map.results]
-
-    def simplified(self, expr: AffineExpr) -> AffineExpr:
-        return _simplify(expr, len(self.values), 0)
-
-    def build(
-        self, results: Sequence[AffineExpr], kind: BoundKind | None = None, *, access: bool = False
-    ) -> Bound:
-        """The map of `results`; `access` makes every operand a symbol, the form xDSL's parser
-        gives (and its printer expects for) the maps of affine.load/store."""
-        exprs = [self.simplified(r) for r in results]
-        if kind is not None:
-            exprs = _prune(exprs, kind, len(self.values))
-        used: set[int] = set().union(*(r.used_dims() for r in exprs))
-        dims = [i for i in sorted(used) if not (access or self._symbol[i])]
-        syms = [i for i in sorted(used) if access or self._symbol[i]]
-        renumber: list[AffineExpr] = [AffineExpr.constant(0)] * len(self.values)
-        for position, index in enumerate(dims):
-            renumber[index] = AffineExpr.dimension(position)
-        for position, index in enumerate(syms):
-            renumber[index] = AffineExpr.symbol(position)
-        final = tuple(
-            _simplify(r.replace_dims_and_symbols(renumber, []), len(dims), len(syms)) for r in exprs
-        )
-        operands = tuple(self.values[i] for i in dims + syms)
-        return Bound(AffineMap(len(dims), len(syms), final), operands)
 
 
 @dataclass
@@ -382,22 +242,3 @@ def offset_apply(iv: SSAValue, offset: int, before: Operation) -> affine.ApplyOp
     apply = affine.ApplyOp([iv], AffineMapAttr(offset_map))
     insert_before(apply, before)
     return apply
-
-
-def composed(
-    builder: MapBuilder, amap: AffineMap, operands: Sequence[SSAValue]
-) -> list[AffineExpr]:
-    """The results of `amap` applied to `operands` over `builder`'s placeholders, the
-    affine.apply ops and index constants among the operands composed in, simplified (so that
-    accesses and guards that unrolling rewrote differently compare equal)."""
-    values: list[AffineExpr] = []
-    for value in operands:
-        owner = value.owner
-        if isinstance(owner, affine.ApplyOp):
-            values += composed(builder, owner.map.data, owner.mapOperands)
-        elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-            values.append(AffineExpr.constant(owner.value.value.data))
-        else:
-            values.append(builder.value(value))
-    dims, syms = values[: amap.num_dims], values[amap.num_dims :]
-    return [builder.simplified(r.replace_dims_and_symbols(dims, syms)) for r in amap.results]

@@ -35,8 +35,10 @@ from xdsl.ir import Attribute, BlockArgument, Operation
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.lowering.gpu_constant import CONSTANT_ARGS_ATTR, CONSTANT_SPACE, is_constant_space
+from loopopt.dialects.loopopt import CONSTANT_ARGS_ATTR
+from loopopt.lowering.gpu_constant import is_constant_space
 from loopopt.lowering.llvm_common import element_bytes
+from loopopt.target import CONSTANT_SPACE
 
 _LOADS = (affine.LoadOp, memref.LoadOp)
 _STORES = (affine.StoreOp, memref.StoreOp)

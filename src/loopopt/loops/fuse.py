@@ -22,7 +22,8 @@ from xdsl.ir import Operation, SSAValue
 
 from loopopt.analysis.distribution import is_pure
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.nest import PARALLEL, body_ops, describe_loop, iv, step_of
+from loopopt.dialects.loopopt import PARALLEL
+from loopopt.loops.nest import body_ops, describe_loop, iv, step_of
 
 
 def ops_between(first: affine.ForOp, second: affine.ForOp) -> list[Operation] | None:

@@ -38,12 +38,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import COPY, LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import Bound, BoundBuilder, lower_bound, upper_bound
 from loopopt.loops.bounds import new_loop
-from loopopt.loops.gpu_map import MAPPING, KernelIds, affine_if, index_value, move_body
+from loopopt.loops.gpu_map import KernelIds, affine_if, index_value, move_body
 from loopopt.loops.gpu_plan import max_trip_count, upper_always_holds
-from loopopt.loops.nest import LOOP_NAME, describe_loop, iv, loop_name, only_child_loop, step_of
-from loopopt.loops.promote import COPY
+from loopopt.loops.nest import describe_loop, iv, loop_name, only_child_loop, step_of
 
 
 def copy_loops(nest: affine.ForOp) -> list[affine.ForOp]:

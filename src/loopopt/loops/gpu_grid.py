@@ -47,13 +47,14 @@ from xdsl.ir.affine import AffineMap
 from loopopt.analysis.dependence import carried_by, dependences
 from loopopt.analysis.reduction import Reduction, identity, merge, reductions
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.dialects.nvvm import GLOBAL_SPACE
+from loopopt.dialects.loopopt import LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import Bound, BoundBuilder
 from loopopt.loops.bounds import new_loop
 from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, mark_sequential
-from loopopt.loops.gpu_map import MAPPING, affine_if, constant_trip, index_value, is_shared
+from loopopt.loops.gpu_map import affine_if, constant_trip, index_value, is_shared
 from loopopt.loops.gpu_region import Threads, neutral_values, reduce_over_block
-from loopopt.loops.nest import LOOP_NAME, loop_name
+from loopopt.loops.nest import loop_name
+from loopopt.target import GLOBAL_SPACE
 
 GRID_BLOCKS = 1024
 """Blocks of a grid-wide reduction (and partial results the region combines)."""
@@ -193,4 +194,3 @@ def map_grid(
         {"grid_reduction": StringAttr(loop_name(loop) or "?"), "blocks": StringAttr("partials")}
     )
     kernel.known_block_size = DenseArrayBase.from_list(i32, [threads, 1, 1])
-

@@ -31,6 +31,7 @@ from xdsl.ir.affine import AffineExpr
 from loopopt.analysis.divergence import check_barriers
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.loopopt import COPY, MAPPING
 from loopopt.loops.affine_maps import BoundBuilder
 from loopopt.loops.gpu_barrier import (
     Requirement,
@@ -40,7 +41,6 @@ from loopopt.loops.gpu_barrier import (
 )
 from loopopt.loops.gpu_copy import spread_copy
 from loopopt.loops.gpu_map import (
-    MAPPING,
     KernelIds,
     MappedDim,
     affine_if,
@@ -51,7 +51,6 @@ from loopopt.loops.gpu_map import (
 )
 from loopopt.loops.gpu_plan import AXES
 from loopopt.loops.nest import describe_loop, enclosing_loops
-from loopopt.loops.promote import COPY
 from loopopt.loops.unroll import unroll_full
 
 BLOCK_LEVEL_WRITES = frozenset(

@@ -39,19 +39,13 @@ from xdsl.ir.affine.affine_set import AffineConstraintExpr, AffineConstraintKind
 
 from loopopt.dialects import affine_ext
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.loopopt import LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import BoundBuilder, lower_bound, upper_bound
 from loopopt.loops.bounds import replace_bounds
 from loopopt.loops.gpu_plan import AXES, KernelPlan, max_trip_count, upper_always_holds
-from loopopt.loops.nest import LOOP_NAME, body_ops, iv, loop_name, perfect_band, step_of
+from loopopt.loops.nest import body_ops, iv, loop_name, perfect_band, step_of
 from loopopt.loops.tile import tile_band
-
-MAPPING = "loopopt.mapping"
-"""String attribute saying what became of a loop: `block x`, `thread y`, `threads` (a copy
-spread over the block), `one thread`, `sequential`, `host`; on a kernel, a dictionary."""
-
-
-WORKGROUP = 3
-"""The address space of GPU shared (workgroup) memory."""
+from loopopt.target import SHARED_SPACE
 
 
 def is_shared(t: Attribute) -> bool:
@@ -59,7 +53,7 @@ def is_shared(t: Attribute) -> bool:
     if not isinstance(t, MemRefType):
         return False
     space = t.memory_space
-    return isinstance(space, IntegerAttr) and space.value.data == WORKGROUP
+    return isinstance(space, IntegerAttr) and space.value.data == SHARED_SPACE
 
 
 @dataclass

@@ -25,7 +25,7 @@ Not checked here: what lies between the tile and point loops (`gpu_kernel` valid
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine
@@ -34,6 +34,7 @@ from xdsl.ir import Operation, SSAValue
 from loopopt.analysis.access import Access, Dim, collect_accesses
 from loopopt.analysis.parallel import parallel_loops
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import COPY
 from loopopt.loops.affine_maps import linear_form, lower_bound, upper_bound
 from loopopt.loops.nest import (
     describe_loop,
@@ -45,25 +46,9 @@ from loopopt.loops.nest import (
     step_of,
 )
 from loopopt.loops.outline import defined_outside
-from loopopt.loops.promote import COPY
+from loopopt.target import BLOCK_LIMITS, GRID_LIMITS, THREADS_PER_BLOCK
 
 AXES = ("x", "y", "z")
-THREADS_PER_BLOCK = 1024
-BLOCK_LIMITS = (1024, 1024, 64)
-REGISTERS_PER_SM = 64 * 1024
-"""32-bit registers of an SM (sm_80, sm_89, sm_90), allocated to warps 256 at a time."""
-MAX_REGISTERS = 255
-"""Registers a thread can have."""
-
-
-def register_cap(threads: int, min_blocks: int = 1) -> int:
-    """The most registers a thread can have so that `min_blocks` blocks of `threads` threads
-    fit in an SM's register file (a multiple of 8: warps get registers 256 at a time)."""
-    warps = -(-threads // 32)
-    return min(MAX_REGISTERS, REGISTERS_PER_SM // (warps * 32 * max(1, min_blocks)) // 8 * 8)
-
-
-GRID_LIMITS = (2**31 - 1, 65535, 65535)
 DEFAULT_BLOCKS = {1: (256,), 2: (16, 16), 3: (16, 4, 4)}
 
 
@@ -158,15 +143,26 @@ def max_trip_count(loop: affine.ForOp) -> int | None:
 
 def coalescing_score(loop: affine.ForOp, accesses: Sequence[Access]) -> tuple[int, int]:
     """(accesses, stores) whose last index moves by ±1 with `loop`'s IV."""
-    count = stores = 0
+    terms: list[tuple[int, bool]] = []
     for access in accesses:
         depth = next((d for d, outer in enumerate(access.loops) if outer is loop), None)
         if depth is None or not access.indices or access.indices[-1] is None:
             continue
-        if abs(dict(access.indices[-1].terms).get(Dim(depth), 0)) == 1:
-            count += 1
-            stores += access.is_write
-    return count, stores
+        terms.append((dict(access.indices[-1].terms).get(Dim(depth), 0), access.is_write))
+    return contiguous_accesses(terms)
+
+
+def contiguous_accesses(terms: Iterable[tuple[int, bool]]) -> tuple[int, int]:
+    """(accesses, stores) whose last index moves by ±1 with a loop, from each access's
+    coefficient of that loop in its last index and whether it is a store."""
+    moving = [write for coefficient, write in terms if abs(coefficient) == 1]
+    return len(moving), sum(moving)
+
+
+def thread_x_rank(score: tuple[int, int], depth: int) -> tuple[int, int, int]:
+    """gpu-map-loops' rank of a candidate for threadIdx.x, the highest chosen: its
+    `coalescing_score`, then depth (the innermost). The schedule model ranks with it too."""
+    return (*score, depth)
 
 
 def _depth(loop: affine.ForOp) -> int:
@@ -218,7 +214,7 @@ def choose(found: Sequence[Candidate], accesses: Sequence[Access]) -> list[Candi
     """Up to three candidates in x, y, z order (see the module docstring)."""
 
     def rank(c: Candidate) -> tuple[int, int, int]:
-        return (*coalescing_score(c.point, accesses), _depth(c.point))
+        return thread_x_rank(coalescing_score(c.point, accesses), _depth(c.point))
 
     x = max(found, key=rank)
     chosen = [x]

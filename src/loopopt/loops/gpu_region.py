@@ -52,6 +52,7 @@ from loopopt.analysis.parallel import parallel_loops
 from loopopt.analysis.reduction import Reduction, constant, identity, merge, reductions
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.loopopt import LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import Bound, BoundBuilder, lower_bound, upper_bound
 from loopopt.loops.bounds import new_loop, replace_bounds
 from loopopt.loops.gpu_barrier import (
@@ -62,8 +63,6 @@ from loopopt.loops.gpu_barrier import (
 )
 from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, guard_op, hoist_to_entry, mark_sequential
 from loopopt.loops.gpu_map import (
-    MAPPING,
-    WORKGROUP,
     MappedDim,
     affine_if,
     constant_trip,
@@ -73,10 +72,11 @@ from loopopt.loops.gpu_map import (
     map_tile_loop,
     move_body,
 )
-from loopopt.loops.gpu_plan import THREADS_PER_BLOCK, KernelPlan, coalescing_score
-from loopopt.loops.nest import LOOP_NAME, body_ops, enclosing_loops, loop_name, loops_in, step_of
+from loopopt.loops.gpu_plan import KernelPlan, coalescing_score
+from loopopt.loops.nest import body_ops, enclosing_loops, loop_name, loops_in, step_of
 from loopopt.loops.outline import defined_outside
 from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
+from loopopt.target import SHARED_SPACE, THREADS_PER_BLOCK, WARP_SIZE
 
 REGION = "region"
 """`loopopt.name` of the one-iteration loop that holds a region until it is outlined."""
@@ -300,7 +300,7 @@ def _spread_bounds(
 
 
 def _workgroup() -> IntegerAttr:
-    return IntegerAttr(WORKGROUP, i64)
+    return IntegerAttr(SHARED_SPACE, i64)
 
 
 def _after_ids(entry: Block) -> Operation:
@@ -532,7 +532,7 @@ def _name_of(loop: affine.ForOp) -> str:
     return attr.data if isinstance(attr, StringAttr) else "?"
 
 
-LANE_WIDTH = 32
+LANE_WIDTH = WARP_SIZE
 """Iterations of the parallel loop side by side in a block (`map_lanes`): a warp's worth, so
 a warp's loads along that loop are one contiguous segment."""
 BUSY_THREADS = 2 * 132 * 1024

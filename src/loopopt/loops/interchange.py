@@ -32,9 +32,10 @@ from xdsl.dialects import affine
 from xdsl.ir import Operation
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import PARALLEL
 from loopopt.loops.affine_maps import Bound, bound_values, lower_bound, upper_bound
 from loopopt.loops.bounds import band_bounds_in_order, replace_bounds
-from loopopt.loops.nest import PARALLEL, body_ops, describe_loop, iv
+from loopopt.loops.nest import body_ops, describe_loop, iv
 
 
 def check_permutation(

@@ -38,6 +38,7 @@ from xdsl.traits import is_side_effect_free
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import IfOp, MaxOp
+from loopopt.dialects.loopopt import PADDED
 from loopopt.loops.affine_maps import (
     Bound,
     MapBuilder,
@@ -48,7 +49,7 @@ from loopopt.loops.affine_maps import (
 )
 from loopopt.loops.guard import Guard, IterationDomain, new_if
 from loopopt.loops.nest import describe_loop, enclosing_loops, iv, step_of
-from loopopt.loops.padded_access import PADDED, in_bounds, padded_load, padded_store, zero_of
+from loopopt.loops.padded_access import in_bounds, padded_load, padded_store, zero_of
 
 Access = affine.LoadOp | affine.StoreOp
 _NO_EFFECT = (affine.ForOp, affine.YieldOp, IfOp, affine.ApplyOp, affine.MinOp, MaxOp)

@@ -65,16 +65,15 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, Affine
 from loopopt.analysis.alignment import map_multiples, offset_multiple
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.affine_ext import IfOp
+from loopopt.dialects.loopopt import POINTER_ALIGN_ATTR
 from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
 from loopopt.loops.affine_maps import Bound, MapBuilder, composed, lower_bound
 from loopopt.loops.nest import iv, step_of, trip_count
 from loopopt.loops.padded_access import fill_load
 from loopopt.loops.pipeline import prefetchable
 from loopopt.loops.pipeline_async_fill import conditions_agree, holds_copy, sized_source
-from loopopt.lowering.gpu_shared import ALIGN as SHARED_ALIGN
 from loopopt.lowering.gpu_shared import is_shared
-
-POINTER_ALIGN_ATTR = "loopopt.pointer_align"
+from loopopt.target import SHARED_ALIGN
 
 
 @dataclass

@@ -52,14 +52,19 @@ from xdsl.ir.affine.affine_expr import AffineSymExpr
 from loopopt.analysis.footprint import Footprint, array_name
 from loopopt.analysis.footprint import Region as CopyRegion
 from loopopt.dialects.affine_ext import IfOp
+from loopopt.dialects.loopopt import COPY, LOOP_NAME
 from loopopt.loops.affine_maps import constant_difference
 from loopopt.loops.guard import Guard
-from loopopt.loops.nest import LOOP_NAME
 from loopopt.loops.pad import new_padded_load
 from loopopt.loops.padded_access import padded_load
 
-COPY = "loopopt.copy"
-"""Unit attribute on the loops that copy a promoted array in or out of its buffer."""
+
+def buffer_shape(extents: Sequence[int], pad: int = 0, transpose: bool = False) -> list[int]:
+    """The shape of the buffer `promote` makes for a box of `extents` (the array's order):
+    dimensions reversed when `transpose`, `pad` elements added to the innermost. The schedule
+    model sizes shared memory with it."""
+    ordered = list(extents[::-1] if transpose else extents)
+    return [*ordered[:-1], ordered[-1] + pad] if ordered else []
 
 
 def promote(
@@ -80,8 +85,7 @@ def promote(
     name = name if name is not None else array_name(array)
     array_type = array.type
     assert isinstance(array_type, MemRefType)
-    extents = fp.extents[::-1] if transpose else fp.extents
-    shape = [*extents[:-1], extents[-1] + pad] if extents else []
+    shape = buffer_shape(fp.extents, pad, transpose)
     space = IntegerAttr(memory_space, i64) if memory_space is not None else NoneAttr()
     alloca = memref.AllocaOp.get(array_type.element_type, shape=shape, memory_space=space)
     buffer = alloca.memref

@@ -90,10 +90,11 @@ from loopopt.loops.scalar_replace_padded import (
     same_guard,
     wrapper,
 )
+from loopopt.target import LOCAL_SPACE, SHARED_SPACE
 
 Access = affine.LoadOp | affine.StoreOp
 Form = dict[SSAValue | None, int]
-SHARED, PRIVATE = 3, 5
+SHARED, PRIVATE = SHARED_SPACE, LOCAL_SPACE
 """NVVM address spaces of GPU workgroup (shared) and private (local) memory."""
 
 

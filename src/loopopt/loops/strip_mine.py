@@ -21,9 +21,10 @@ from __future__ import annotations
 from xdsl.dialects import affine
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import PARALLEL
 from loopopt.loops.affine_maps import lower_bound, upper_bound
 from loopopt.loops.bounds import new_loop, replace_bounds
-from loopopt.loops.nest import PARALLEL, describe_loop, iv, loop_name, set_loop_name, step_of
+from loopopt.loops.nest import describe_loop, iv, loop_name, set_loop_name, step_of
 from loopopt.loops.tile import fresh_loop_name, name_iv, point_bounds, tile_band
 
 SUFFIX = "_s"

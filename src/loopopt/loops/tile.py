@@ -40,6 +40,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import PARALLEL
 from loopopt.loops.affine_maps import (
     Bound,
     BoundBuilder,
@@ -50,7 +51,6 @@ from loopopt.loops.affine_maps import (
 )
 from loopopt.loops.bounds import new_loop, replace_bounds
 from loopopt.loops.nest import (
-    PARALLEL,
     describe_loop,
     iv,
     loop_name,
@@ -66,7 +66,12 @@ def fresh_loop_name(anchor: Operation, base: str) -> str:
     scope = anchor
     while not isinstance(scope, func.FuncOp) and scope.parent_op() is not None:
         scope = scope.parent_op()  # type: ignore[assignment]
-    taken = {loop_name(loop) for loop in loops_in(scope)}
+    return fresh_name({loop_name(loop) for loop in loops_in(scope)}, base)
+
+
+def fresh_name(taken: Collection[str | None], base: str) -> str:
+    """`base`, or `base2`, `base3` … : the first not in `taken` (loop-tile's naming of tile
+    loops, which the schedule model asks too)."""
     name, counter = base, 2
     while name in taken:
         name, counter = f"{base}{counter}", counter + 1

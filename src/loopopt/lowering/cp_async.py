@@ -31,8 +31,9 @@ from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import IntAttr, IntegerAttr, MemRefType, i8, i64
 from xdsl.ir import Operation, SSAValue
 
-from loopopt.dialects.nvvm import GLOBAL_SPACE, CpAsyncCopyOp, CpAsyncSharedGlobalOp
+from loopopt.dialects.nvvm import CpAsyncCopyOp, CpAsyncSharedGlobalOp
 from loopopt.lowering.llvm_common import element_bytes
+from loopopt.target import GLOBAL_SPACE
 
 
 def _byte_offset(array: SSAValue, indices: Sequence[SSAValue], ops: list[Operation]) -> SSAValue:

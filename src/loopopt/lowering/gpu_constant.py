@@ -36,17 +36,11 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.dialects.nvvm import GLOBAL_SPACE
 from loopopt.lowering.llvm_common import LoweringState, MemrefInfo, convert_scalar_type
+from loopopt.target import CONSTANT_SPACE, GLOBAL_SPACE
 
-CONSTANT_SPACE = 4
 DEVICE_SPACES = (GLOBAL_SPACE, CONSTANT_SPACE)
 """Address spaces of the module-scope arrays lowered here."""
-CONSTANT_BANK_BYTES = 64 * 1024
-"""Bytes of constant memory the globals of one module (PTX `.const`) may have."""
-CONSTANT_ARGS_ATTR = "loopopt.constant_args"
-"""On a kernel: {"<argument index>" = "<global name>"}: copy the argument into the global
-before each launch."""
 
 
 def is_constant_space(t: Attribute) -> bool:

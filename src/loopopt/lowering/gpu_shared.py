@@ -23,14 +23,10 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.lowering.llvm_common import convert_scalar_type, element_bytes
+from loopopt.target import MAX_SHARED_BYTES, SHARED_SPACE, STATIC_SHARED_BYTES
+from loopopt.target import SHARED_ALIGN as ALIGN
 
-SHARED_SPACE = 3
-STATIC_SHARED_LIMIT = 48 * 1024
-"""Bytes of static shared memory a block may have (more needs dynamic shared memory)."""
-MAX_SHARED_BYTES = 227 * 1024
-"""Shared memory per block on sm_90 with opt-in; backend/ptx.py checks the target's limit."""
 DYNAMIC_SHARED_NAME = "__loopopt_dynamic_shmem"
-ALIGN = 16
 
 
 def is_shared(t: Attribute) -> bool:
@@ -67,14 +63,14 @@ class SharedLayout:
         total = 0
         for op in allocas:
             offsets.append(total)
-            total += -(-_buffer_bytes(op) // ALIGN) * ALIGN
+            total += slot_bytes(_buffer_bytes(op))
             if total > MAX_SHARED_BYTES:
                 raise LoopoptError(
                     f"kernel @{name} needs {total} bytes of shared memory or more; "
                     f"a block has at most {MAX_SHARED_BYTES}",
                     op=op,
                 )
-        dynamic = total > STATIC_SHARED_LIMIT
+        dynamic = total > STATIC_SHARED_BYTES
         for index, (op, offset) in enumerate(zip(allocas, offsets, strict=True)):
             slot_name = DYNAMIC_SHARED_NAME if dynamic else f"__shm_{name}_{index}"
             assert isinstance(op.memref.type, MemRefType)
@@ -121,6 +117,12 @@ class SharedLayout:
             ops.append(offset)
             pointer = offset.result
         return ops, pointer
+
+
+def slot_bytes(nbytes: int) -> int:
+    """The bytes a buffer of `nbytes` takes in a kernel's shared memory: each buffer starts
+    ALIGN-aligned (the schedule model sums buffers with this too)."""
+    return -(-nbytes // ALIGN) * ALIGN
 
 
 def _buffer_bytes(op: memref.AllocaOp) -> int:

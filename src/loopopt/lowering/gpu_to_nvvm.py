@@ -34,28 +34,26 @@ from xdsl.pattern_rewriter import (
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.loopopt import (
+    CONSTANT_ARGS_ATTR,
+    DYNAMIC_SHARED_ATTR,
+    MAX_REGISTERS_ATTR,
+    MIN_BLOCKS_ATTR,
+    POINTER_ALIGN_ATTR,
+    SHARED_BYTES_ATTR,
+)
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
 from loopopt.lowering.contract import contract_fma
 from loopopt.lowering.cp_async import linearize_async_copies
-from loopopt.lowering.gpu_constant import CONSTANT_ARGS_ATTR, lower_constant_globals
+from loopopt.lowering.gpu_constant import lower_constant_globals
 from loopopt.lowering.gpu_shared import SharedLayout
 from loopopt.lowering.to_llvm import lower_to_llvm
 
 KERNEL_ATTR = "nvvm.kernel"
 MAX_THREADS_ATTR = "nvvm.maxntid"
 """The block size a kernel is launched with (from known_block_size): PTX `.maxntid`."""
-MIN_BLOCKS_ATTR = "loopopt.min_blocks_per_sm"
-MAX_REGISTERS_ATTR = "loopopt.max_registers"
-"""Registers per thread the kernel may use (gpu-map-loops' max-registers): PTX `.maxnreg`."""
-POINTER_ALIGN_ATTR = "loopopt.pointer_align"
-"""Bytes every array argument of the kernel is aligned to (its pointers are `align N`; the
-launch checks it): set where copies move 128-bit vectors."""
-"""Blocks that must fit on one SM at once (gpu-map-loops' min-blocks-per-sm): `.minnctapersm`,
-which caps the registers per thread."""
 KEPT_ATTRS = (MIN_BLOCKS_ATTR, MAX_REGISTERS_ATTR, POINTER_ALIGN_ATTR, CONSTANT_ARGS_ATTR)
 """Attributes of a gpu.func its llvm.func keeps (CONSTANT_ARGS_ATTR: runtime/host.py)."""
-SHARED_BYTES_ATTR = "loopopt.shared_bytes"
-DYNAMIC_SHARED_ATTR = "loopopt.dynamic_shared_bytes"
 
 _REGISTERS: dict[type[Operation], str] = {
     gpu.ThreadIdOp: "tid",

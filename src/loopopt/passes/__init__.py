@@ -28,7 +28,20 @@ class LoopoptPass(ModulePass):
     function it works on, when that function holds scf loops and no affine.for (it would match
     nothing there): `loop-tile: no affine.for in @f (it holds scf.for loops: run
     raise-scf-to-affine first)`.
+
+    `pass_pipeline.pass_text` prints a pass the same way: the options that differ from their
+    defaults (and those `spelled_out` names), `option_order` first, spelled as `option_names`
+    says (else `a_b` → `a-b`).
     """
+
+    option_order: ClassVar[tuple[str, ...]] = ()
+    """Fields printed before the others (in this order), as the pass's users write them."""
+    option_names: ClassVar[dict[str, str]] = {}
+    """Option spellings that are not the field's name with `-` for `_`."""
+
+    def spelled_out(self) -> tuple[str, ...]:
+        """Fields printed even at their default value (a factor that says what the pass does)."""
+        return ()
 
     affine_loops: ClassVar[bool] = True
     """Whether the pass transforms affine.for loops (False: lowerings, raise-scf-to-affine)."""

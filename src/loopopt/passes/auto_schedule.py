@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TextIO
 
@@ -116,11 +117,14 @@ def _left_to_mapping(summary: NestSummary, schedule: Schedule) -> bool:
     return roles is not None and (roles.inner is not None or roles.host > 0)
 
 
-def split_pipeline(pipeline: str) -> tuple[list[ModulePass], list[ModulePass]]:
-    """The passes of `pipeline` up to and including the GPU mapping, and those after it."""
+def split_pipeline(
+    pipeline: str | Sequence[ModulePass],
+) -> tuple[list[ModulePass], list[ModulePass]]:
+    """The passes of `pipeline` (text or pass objects) up to and including the GPU mapping,
+    and those after it."""
     from loopopt.pass_pipeline import parse_pipeline
 
-    passes = parse_pipeline(pipeline)
+    passes = parse_pipeline(pipeline) if isinstance(pipeline, str) else list(pipeline)
     cut = next((i + 1 for i, p in enumerate(passes) if p.name == GPU_MAPPING), len(passes))
     return passes[:cut], passes[cut:]
 
@@ -241,8 +245,9 @@ class AutoSchedulePass(LoopoptPass):
         if self.explain and not dry:
             print("\n".join(self.explain_choice(choice, device)), file=out)
         if choice.ranked and not dry:
-            pipeline = choice.ranked[0][0].pipeline
-            host, kernel = split_pipeline(pipeline)
+            schedule = choice.ranked[0][0]
+            pipeline = schedule.pipeline
+            host, kernel = split_pipeline(schedule.passes)
             if not self.gpu:
                 host = [p for p in host if p.name != GPU_MAPPING]
                 kernel = []

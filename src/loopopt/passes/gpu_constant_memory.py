@@ -35,8 +35,8 @@ from loopopt.loops.constant_memory import (
     kernel_argument,
     move_to_constant_memory,
 )
-from loopopt.lowering.gpu_constant import CONSTANT_BANK_BYTES
 from loopopt.passes import LoopoptPass
+from loopopt.target import CONSTANT_BANK_BYTES
 
 
 @dataclass(frozen=True)

@@ -52,12 +52,18 @@ from loopopt.analysis.access import collect_accesses
 from loopopt.analysis.reduction import Reduction
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.loopopt import (
+    MAPPING,
+    MAX_REGISTERS_ATTR,
+    MIN_BLOCKS_ATTR,
+    POINTER_ALIGN_ATTR,
+)
 from loopopt.loops.gpu_barrier import dependence_requirements
 from loopopt.loops.gpu_grid import GRID_BLOCKS, grid_reducible, map_grid, scratch, split_off
 from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
-from loopopt.loops.gpu_map import MAPPING, MappedDim, constant_trip, launch_sizes, realize
-from loopopt.loops.gpu_plan import AXES, THREADS_PER_BLOCK, register_cap
+from loopopt.loops.gpu_map import MappedDim, constant_trip, launch_sizes, realize
+from loopopt.loops.gpu_plan import AXES
 from loopopt.loops.gpu_region import (
     LANE_WIDTH,
     inner_work_spreads,
@@ -69,8 +75,8 @@ from loopopt.loops.gpu_region import (
 )
 from loopopt.loops.nest import functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
-from loopopt.lowering.gpu_to_nvvm import MAX_REGISTERS_ATTR, MIN_BLOCKS_ATTR, POINTER_ALIGN_ATTR
 from loopopt.passes import LoopoptPass
+from loopopt.target import THREADS_PER_BLOCK, register_cap
 
 REDUCTIONS = ("auto", "thread", "block", "lanes")
 """The strategies of `reductions=` (see GpuMapLoopsPass.reductions)."""
@@ -123,8 +129,7 @@ class GpuMapLoopsPass(LoopoptPass):
             )
         if self.reductions not in REDUCTIONS:
             raise LoopoptError(
-                f"{self.name}: reductions must be {', '.join(REDUCTIONS)}, not "
-                f"'{self.reductions}'",
+                f"{self.name}: reductions must be {', '.join(REDUCTIONS)}, not '{self.reductions}'",
                 op=op,
             )
         for fn in functions(op, self.func):

@@ -31,15 +31,9 @@ from loopopt.analysis.distribution import is_pure
 from loopopt.analysis.legality import require_fusion_legal
 from loopopt.analysis.parallel import is_parallel
 from loopopt.diagnostics import IllegalTransformError, LoopoptError, warning
+from loopopt.dialects.loopopt import PARALLEL
 from loopopt.loops.fuse import fuse, fusion_obstacle
-from loopopt.loops.nest import (
-    PARALLEL,
-    body_ops,
-    enclosing_loops,
-    functions,
-    loop_name,
-    named_loops,
-)
+from loopopt.loops.nest import body_ops, enclosing_loops, functions, loop_name, named_loops
 from loopopt.passes import LoopoptPass
 
 

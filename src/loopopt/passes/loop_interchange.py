@@ -37,6 +37,7 @@ class LoopInterchangePass(LoopoptPass):
     """Permute a perfect band: the loop at depth d moves to depth permutation[d]."""
 
     name = "loop-interchange"
+    option_order = ("loops",)
 
     permutation: tuple[int, ...] = ()
     """New depth of each band loop, outermost first (a permutation of 0..n-1)."""

@@ -39,6 +39,7 @@ class LoopTilePass(LoopoptPass):
     """Tile a perfect band (default: the outermost band of each function) by tile-sizes."""
 
     name = "loop-tile"
+    option_order = ("loops",)
 
     tile_sizes: tuple[int, ...] = ()
     """Tile size per band loop, outermost first (0: not tiled; fewer than the band: the rest

@@ -52,6 +52,9 @@ class LoopUnrollPass(LoopoptPass):
     max_ops: int = MAX_OPS
     """The most ops one unroll may create (copies × ops of the body); more is refused."""
 
+    def spelled_out(self) -> tuple[str, ...]:
+        return () if self.unroll_full else ("unroll_factor",)
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         if self.unroll_factor < 1:
             raise LoopoptError(

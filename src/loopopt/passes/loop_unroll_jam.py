@@ -48,6 +48,7 @@ class LoopUnrollJamPass(LoopoptPass):
     """Unroll a loop (default: each loop just outside the innermost) and jam the copies inside."""
 
     name = "loop-unroll-jam"
+    option_order = ("loop",)
 
     unroll_jam_factor: int = 4
     """Copies of the body per iteration of the unrolled loop (>= 1)."""
@@ -60,6 +61,9 @@ class LoopUnrollJamPass(LoopoptPass):
 
     max_ops: int = MAX_OPS
     """The most ops one unroll-and-jam may create (copies × ops of the body); more is refused."""
+
+    def spelled_out(self) -> tuple[str, ...]:
+        return ("unroll_jam_factor",)
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         factor = self.unroll_jam_factor

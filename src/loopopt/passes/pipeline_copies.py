@@ -56,6 +56,7 @@ class PipelineCopiesPass(LoopoptPass):
     """Issue the next iteration's copy-in loads one iteration early (register double buffer)."""
 
     name = "pipeline-copies"
+    option_names = {"cp_async": "async"}
 
     loop: str | None = None
     """The loop to pipeline (by name): the reduction loop around the copies (k_t)."""
@@ -73,7 +74,7 @@ class PipelineCopiesPass(LoopoptPass):
     def from_spec(cls, spec: ArgSpec) -> Self:
         params = dict(spec.parameters)
         if "async" in params:  # a Python keyword: the field is cp_async
-            params["cp_async"] = params.pop("async")
+            params["cp_async"] = params.pop(cls.option_names["cp_async"])
         return super().from_spec(ArgSpec(spec.name, params))
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:

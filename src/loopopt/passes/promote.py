@@ -22,7 +22,8 @@ keeps rows 16-byte aligned for vector loads). `transpose` reverses the buffer's 
 `arrays=` names arrays by their SSA names (`%A` -> A); by default every array used under the
 loop. Promotion assumes distinct function arguments do not alias; it refuses non-affine
 accesses, footprints without a constant extent, views of one memref where one is written, and
-shared buffers (with those already in the function) beyond one block's 227 KB.
+shared buffers (with those already in the function) beyond what one block may have
+(target.MAX_SHARED_BYTES: 227 KB on sm_90).
 """
 
 from __future__ import annotations
@@ -44,20 +45,17 @@ from loopopt.loops.nest import (
     loop_name,
     loops_in,
 )
-from loopopt.loops.promote import promote
+from loopopt.loops.promote import buffer_shape, promote
 from loopopt.passes import LoopoptPass
+from loopopt.target import MAX_SHARED_BYTES, SHARED_BANKS, SHARED_SPACE
 
-MEMORY_SPACES: dict[str, int | None] = {"local": None, "shared": 3}
+MEMORY_SPACES: dict[str, int | None] = {"local": None, "shared": SHARED_SPACE}
 """memory-space= values and the address space of the buffer's memref type."""
-BANKS = 32
-"""Shared-memory banks (4-byte words) on NVIDIA GPUs."""
-SHARED_BYTES = 227 * 1024
-"""Shared memory one block can have on sm_90 (with opt-in)."""
 
 
 def default_pad(extents: tuple[int, ...], memory_space: str) -> int:
     """1 in shared memory when the innermost extent is a multiple of the bank count, else 0."""
-    if memory_space == "shared" and extents and extents[-1] % BANKS == 0:
+    if memory_space == "shared" and extents and extents[-1] % SHARED_BANKS == 0:
         return 1
     return 0
 
@@ -75,6 +73,7 @@ class PromotePass(LoopoptPass):
     """Copy the footprint of arrays used under a loop into local/shared buffers."""
 
     name = "promote"
+    option_order = ("arrays",)
 
     loop: str | None = None
     """The loop whose body gets the buffers (by loopopt.name)."""
@@ -133,7 +132,7 @@ class PromotePass(LoopoptPass):
 
 def buffer_bytes(extents: tuple[int, ...], pad: int, element: Attribute) -> int:
     """Bytes of a buffer of `extents` (innermost padded by `pad`) of `element`s."""
-    count = math.prod([*extents[:-1], extents[-1] + pad]) if extents else 1
+    count = math.prod(buffer_shape(extents, pad))
     return count * (getattr(element, "size", None) or 8)
 
 
@@ -147,16 +146,18 @@ def _require_shared_fits(
     """Shared buffers already in the function plus the new ones must fit in one block."""
     total = 0
     for op in fn.walk():
-        if isinstance(op, memref.AllocaOp) and op.memref.type.memory_space == IntegerAttr(3, 64):
+        if not isinstance(op, memref.AllocaOp):
+            continue
+        if op.memref.type.memory_space == IntegerAttr(SHARED_SPACE, 64):
             total += buffer_bytes(op.memref.type.get_shape(), 0, op.memref.type.element_type)
     for fp in footprints:
         extents = fp.extents[::-1] if transpose else fp.extents
         fp_pad = pad if pad is not None else default_pad(extents, "shared")
         assert isinstance(fp.memref.type, MemRefType)
         total += buffer_bytes(extents, fp_pad, fp.memref.type.element_type)
-    if total > SHARED_BYTES:
+    if total > MAX_SHARED_BYTES:
         raise LoopoptError(
             f"promote: shared buffers under loop '{describe_loop(loop)}' need {total} bytes, "
-            f"more than the {SHARED_BYTES} one block can have (sm_90)",
+            f"more than the {MAX_SHARED_BYTES} one block can have (sm_90)",
             op=loop,
         )

@@ -29,9 +29,7 @@ from typing import Any
 import numpy as np
 
 from loopopt.diagnostics import LoopoptError
-
-STATIC_SHARED_LIMIT = 48 * 1024
-"""Dynamic shared memory above this needs an opt-in per kernel."""
+from loopopt.target import STATIC_SHARED_BYTES
 
 
 def _driver() -> Any:
@@ -170,7 +168,7 @@ class Kernel:
 
     name: str
     function: Any
-    shared_opt_in: int = STATIC_SHARED_LIMIT
+    shared_opt_in: int = STATIC_SHARED_BYTES
     registers: int = 0
     """Registers per thread the driver's compiler allocated."""
     local_bytes: int = 0

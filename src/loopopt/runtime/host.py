@@ -44,14 +44,9 @@ from xdsl.rewriter import Rewriter
 from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.loopopt import CONSTANT_ARGS_ATTR, DYNAMIC_SHARED_ATTR, POINTER_ALIGN_ATTR
 from loopopt.lowering.func_to_llvm import signature_inputs
-from loopopt.lowering.gpu_constant import CONSTANT_ARGS_ATTR
-from loopopt.lowering.gpu_to_nvvm import (
-    DYNAMIC_SHARED_ATTR,
-    KERNEL_ATTR,
-    POINTER_ALIGN_ATTR,
-    lower_gpu_to_nvvm,
-)
+from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, lower_gpu_to_nvvm
 from loopopt.lowering.llvm_common import element_bytes
 from loopopt.runtime import cuda
 from loopopt.runtime.cpu import compile_cpu

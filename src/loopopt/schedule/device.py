@@ -9,7 +9,8 @@ and the CUDA C++ Programming Guide's table of compute capabilities): SMs, boost 
 bandwidth, L2 size, 64 K registers per SM (at most 255 per thread), shared memory per SM and per
 block (48 KiB without the dynamic opt-in, 1 KiB of each SM's carve-out reserved per block), and
 the resident threads and blocks per SM. `fp32_lanes_per_sm` is the FFMA issue width: 64 on
-sm_80 (A100), 128 on sm_89 and sm_90.
+sm_80 (A100), 128 on sm_89 and sm_90. The limits the architectures share (threads per block,
+registers, shared memory per block) come from loopopt/target.py.
 """
 
 from __future__ import annotations
@@ -18,8 +19,15 @@ from dataclasses import replace
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.schedule.types import Device
+from loopopt.target import (
+    ARCHS,
+    KIB,
+    MAX_REGISTERS,
+    REGISTERS_PER_SM,
+    STATIC_SHARED_BYTES,
+    THREADS_PER_BLOCK,
+)
 
-KIB = 1024
 MIB = 1024 * KIB
 
 A100 = Device(
@@ -30,14 +38,14 @@ A100 = Device(
     fp32_lanes_per_sm=64,
     dram_gbps=2039.0,
     l2_bytes=40 * MIB,
-    max_threads_per_block=1024,
+    max_threads_per_block=THREADS_PER_BLOCK,
     max_threads_per_sm=2048,
     max_blocks_per_sm=32,
-    regs_per_sm=65536,
-    max_regs_per_thread=255,
+    regs_per_sm=REGISTERS_PER_SM,
+    max_regs_per_thread=MAX_REGISTERS,
     smem_per_sm=164 * KIB,
-    smem_per_block=48 * KIB,
-    smem_per_block_optin=163 * KIB,
+    smem_per_block=STATIC_SHARED_BYTES,
+    smem_per_block_optin=ARCHS["sm_80"].max_shared_bytes,
 )
 
 L40S = Device(
@@ -48,14 +56,14 @@ L40S = Device(
     fp32_lanes_per_sm=128,
     dram_gbps=864.0,
     l2_bytes=96 * MIB,
-    max_threads_per_block=1024,
+    max_threads_per_block=THREADS_PER_BLOCK,
     max_threads_per_sm=1536,
     max_blocks_per_sm=24,
-    regs_per_sm=65536,
-    max_regs_per_thread=255,
+    regs_per_sm=REGISTERS_PER_SM,
+    max_regs_per_thread=MAX_REGISTERS,
     smem_per_sm=100 * KIB,
-    smem_per_block=48 * KIB,
-    smem_per_block_optin=99 * KIB,
+    smem_per_block=STATIC_SHARED_BYTES,
+    smem_per_block_optin=ARCHS["sm_89"].max_shared_bytes,
 )
 
 H100 = Device(
@@ -66,14 +74,14 @@ H100 = Device(
     fp32_lanes_per_sm=128,
     dram_gbps=3350.0,
     l2_bytes=50 * MIB,
-    max_threads_per_block=1024,
+    max_threads_per_block=THREADS_PER_BLOCK,
     max_threads_per_sm=2048,
     max_blocks_per_sm=32,
-    regs_per_sm=65536,
-    max_regs_per_thread=255,
+    regs_per_sm=REGISTERS_PER_SM,
+    max_regs_per_thread=MAX_REGISTERS,
     smem_per_sm=228 * KIB,
-    smem_per_block=48 * KIB,
-    smem_per_block_optin=227 * KIB,
+    smem_per_block=STATIC_SHARED_BYTES,
+    smem_per_block_optin=ARCHS["sm_90"].max_shared_bytes,
 )
 
 H200 = replace(H100, name="H200", dram_gbps=4800.0)

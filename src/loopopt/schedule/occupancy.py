@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from loopopt.schedule.registers import (
-    REGISTER_GRANULE,
     allocated_registers,
     register_cap,
     register_parts,
 )
-from loopopt.schedule.resources import SHARED_GRANULE, SHARED_RESERVED, shared_bytes
+from loopopt.schedule.resources import shared_bytes
 from loopopt.schedule.types import Device, NestSummary, Schedule
+from loopopt.target import REGISTER_GRANULE, SHARED_GRANULE, SHARED_RESERVED
 
 
 def occupancy_limits(summary: NestSummary, schedule: Schedule, device: Device) -> dict[str, int]:

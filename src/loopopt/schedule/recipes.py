@@ -1,9 +1,14 @@
-"""Recipes: a nest's summary and a few parameters → a `Schedule` (pipeline + mapping).
+"""Recipes: a nest's summary and a few parameters → a `Schedule` (passes + mapping).
 
     s = summarize(fn)                     # C[i, j] += A[i, k] * B[k, j]
+    matmul(s, 128, 64, 16, 8, 4).passes
+      == (LoopTilePass(tile_sizes=(128, 64, 16)), PromotePass(loop="k_t", arrays=("A",), ...),
+          ..., GpuMapLoopsPass(block=(16, 16), max_registers="cap"), ...)
     matmul(s, 128, 64, 16, 8, 4).pipeline
       == "loop-tile{tile-sizes=128,64,16},promote{arrays=A loop=k_t ... transpose},...,"
-         "gpu-map-loops{block=16,16},...,scalar-replace{loop=k_t}"
+         "gpu-map-loops{block=16,16 max-registers=cap},...,scalar-replace{loop=k_t}"
+
+Recipes build the pass objects the CLI builds (never pipeline text); the schedule prints them.
 
 Each recipe finds the roles of the nest's loops and arrays (schedule/roles.py: which
 loop indexes the output's rows, which array is the image …), so it works with whatever names
@@ -24,7 +29,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.passes import ModulePass
+
 from loopopt.diagnostics import LoopoptError
+from loopopt.loops.tile import fresh_name
+from loopopt.passes.gpu_constant_memory import GpuConstantMemoryPass
+from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
+from loopopt.passes.loop_interchange import LoopInterchangePass
+from loopopt.passes.loop_tile import LoopTilePass
+from loopopt.passes.loop_unroll import LoopUnrollPass
+from loopopt.passes.loop_unroll_jam import LoopUnrollJamPass
+from loopopt.passes.pad_tiles import PadTilesPass
+from loopopt.passes.pipeline_copies import PipelineCopiesPass
+from loopopt.passes.promote import PromotePass
+from loopopt.passes.scalar_replace import ScalarReplacePass
 from loopopt.schedule.roles import conv_roles, map_roles, matmul_roles, stencil_roles
 from loopopt.schedule.types import NestSummary, Schedule
 
@@ -33,29 +51,21 @@ PAD = 4
 
 
 def fresh(summary: NestSummary, base: str) -> str:
-    """The name `loop-tile` gives a tile loop: `base`, or `base2`, `base3` … when taken."""
-    return _fresh_among([loop.name for loop in summary.loops], base)
+    """The name `loop-tile` gives a tile loop of the nest (loops/tile.py's `fresh_name`)."""
+    return fresh_name({loop.name for loop in summary.loops}, base)
 
 
-def _fresh_among(names: Sequence[str], base: str) -> str:
-    taken = set(names)
-    name, counter = base, 2
-    while name in taken:
-        name, counter = f"{base}{counter}", counter + 1
-    return name
-
-
-def reorder(summary: NestSummary, order: Sequence[str]) -> list[str]:
+def reorder(summary: NestSummary, order: Sequence[str]) -> list[ModulePass]:
     """A loop-interchange bringing the band into `order` (nothing when it already is)."""
     band = [loop.name for loop in summary.loops]
     if band == list(order):
         return []
-    permutation = ",".join(str(list(order).index(name)) for name in band)
-    return [f"loop-interchange{{loops={','.join(band)} permutation={permutation}}}"]
+    permutation = tuple(list(order).index(name) for name in band)
+    return [LoopInterchangePass(loops=tuple(band), permutation=permutation)]
 
 
-def _join(items: Sequence[object]) -> str:
-    return ",".join(str(item) for item in items)
+def _unroll_full(loop: str) -> LoopUnrollPass:
+    return LoopUnrollPass(unroll_full=True, loop=loop)
 
 
 def matmul(
@@ -96,56 +106,55 @@ def matmul(
     p0, p1 = band[0], band[1]
     kt = fresh(summary, f"{r.k}_t")
     threads = (bn // tn, bm // tm, 1)
-    options = [f"block={threads[0]},{threads[1]}"]
-    options += [f"min-blocks-per-sm={min_blocks}"] * (min_blocks > 0)
-    options += ["max-registers=cap"]  # the register tile, not ptxas's occupancy target
-    options += [f"copy-vector={copy_vector}"] * (copy_vector > 1)
+    mapping = GpuMapLoopsPass(
+        block=threads[:2],
+        min_blocks_per_sm=min_blocks,
+        max_registers="cap",  # the register tile, not ptxas's occupancy target
+        copy_vector=max(1, copy_vector),
+    )
     # A tile's copy (clipped to its loops' trip counts) is spread over the block's threads,
     # `copy_vector` elements at a time where they divide its rows, in a round loop named
     # <array>_copy_in when it has more of those than the block has threads.
     box = {
         name: size[name] if padded else min(size[name], summary.loop(name).trip) for name in band
     }
-    copies = []
+    copies: list[ModulePass] = []
     for array, other, k_last in ((r.a, r.i, r.a_k_last), (r.b, r.j, r.b_k_last)):
         row = box[r.k] if k_last else box[other]
         vector = copy_vector if row % copy_vector == 0 else 1
         if box[other] * box[r.k] // vector > threads[0] * threads[1]:
-            copies.append(f"loop-unroll{{unroll-full loop={array}_copy_in}}")
-    compute = [f"loop-unroll{{unroll-full loop={name}}}" for name in (r.k, p1, p0)]
+            copies.append(_unroll_full(f"{array}_copy_in"))
+    compute = [_unroll_full(name) for name in (r.k, p1, p0)]
     ring = stages if stages >= 2 else 0
     pipelined = pipelined and not ring
     transposed = () if ring else tuple(a for a, t in ((r.a, r.a_k_last), (r.b, r.b_k_last)) if t)
-    copy_ahead = [f"pipeline-copies{{loop={kt} stages={ring} async}}"] if ring else []
-    if pipelined:
-        copy_ahead = [f"pipeline-copies{{loop={kt}}}"]
-    promotes = [
-        f"promote{{arrays={a} loop={kt} memory-space=shared pad={PAD}"
-        + (" transpose}" if a in transposed else "}")
+    copy_ahead: list[ModulePass] = []
+    if ring:
+        copy_ahead = [PipelineCopiesPass(loop=kt, stages=ring, cp_async=True)]
+    elif pipelined:
+        copy_ahead = [PipelineCopiesPass(loop=kt)]
+    promotes: list[ModulePass] = [
+        PromotePass(arrays=(a,), loop=kt, memory_space="shared", pad=PAD, transpose=a in transposed)
         for a in (r.a, r.b)
     ]
-    thread_tile = f"loop-tile{{loops={p0},{p1} tile-sizes={thread[p0]},{thread[p1]}}}"
+    thread_tile = LoopTilePass(loops=(p0, p1), tile_sizes=(thread[p0], thread[p1]))
+    tiling: list[ModulePass]
     if padded:  # the thread tile first: pad-tiles pads its loops too, promote sees the pads
         taken = [*(loop.name for loop in summary.loops), *(fresh(summary, f"{n}_t") for n in band)]
-        tiles = [_fresh_among(taken, f"{p}_t") for p in (p0, p1)]
-        pad = f"pad-tiles{{loops={_join([*tiles, p0, p1, r.k])}}}"
-        tiling = [thread_tile, pad, *promotes]
+        tiles = [fresh_name(set(taken), f"{p}_t") for p in (p0, p1)]
+        tiling = [thread_tile, PadTilesPass(loops=(*tiles, p0, p1, r.k)), *promotes]
     else:
         tiling = [*promotes, thread_tile]
-    pipeline = [
+    steps: list[ModulePass] = [
         *reorder(summary, band),
-        f"loop-tile{{tile-sizes={_join(size[n] for n in band)}}}",
+        LoopTilePass(tile_sizes=tuple(size[n] for n in band)),
         *tiling,
-        *(
-            [f"loop-interchange{{loops={p0},{p1},{r.k} permutation=1,2,0}}"]
-            if outer_product
-            else []
-        ),
-        f"gpu-map-loops{{{' '.join(options)}}}",
+        *([LoopInterchangePass(loops=(p0, p1, r.k), permutation=(1, 2, 0))] * outer_product),
+        mapping,
         *copies,
         *copy_ahead,
         *compute,
-        f"scalar-replace{{loop={kt}}}",
+        ScalarReplacePass(loop=kt),
     ]
     params = [("bm", bm), ("bn", bn), ("bk", bk), ("tm", tm), ("tn", tn)]
     params += [("pipelined", int(pipelined))]
@@ -164,7 +173,7 @@ def matmul(
     return Schedule(
         recipe="matmul",
         params=tuple(params),
-        pipeline=",".join(pipeline),
+        pipeline="",
         block_tile=tuple((n, size[n]) for n in band),
         thread_tile=((p0, thread[p0]), (p1, thread[p1])),
         threads=threads,
@@ -177,6 +186,7 @@ def matmul(
         pipelined=pipelined,
         min_blocks=min_blocks,
         extra=tuple(extra),
+        steps=tuple(steps),
     )
 
 
@@ -208,43 +218,43 @@ def conv(
         raise LoopoptError(f"conv recipe: cols={cols} must divide the block tile's {bx} columns")
     if len(r.outs) == 2:
         (y, x), (f0, f1) = r.outs, r.filters
-        columns = [f"loop-tile{{loops={x} tile-sizes={cols}}}"] if cols > 1 else []
+        columns = [LoopTilePass(loops=(x,), tile_sizes=(cols,))] if cols > 1 else []
         thread_x = f"{x}_t2" if cols > 1 else x
-        steps = [
-            f"loop-tile{{tile-sizes={by},{bx}}}",
-            f"loop-tile{{loops={y} tile-sizes={rows}}}",
+        steps: list[ModulePass] = [
+            LoopTilePass(tile_sizes=(by, bx)),
+            LoopTilePass(loops=(y,), tile_sizes=(rows,)),
             *columns,
-            f"loop-interchange{{loops={y},{thread_x} permutation=1,0}}",
-            f"gpu-map-loops{{block={bx // cols},{by // rows}}}",
+            LoopInterchangePass(loops=(y, thread_x), permutation=(1, 0)),
+            GpuMapLoopsPass(block=(bx // cols, by // rows)),
         ]
         unrolled, registers = ((x,) if columns else ()) + (f1, f0, y), ()
-        steps += [f"loop-unroll{{unroll-full loop={name}}}" for name in unrolled]
+        steps += [_unroll_full(name) for name in unrolled]
     else:
         (_, y, x), (f0, f1, f2) = r.outs, r.filters
         steps = [
-            f"loop-tile{{tile-sizes=0,{by},{bx}}}",
-            f"loop-tile{{loops={y} tile-sizes={rows}}}",
-            f"loop-interchange{{loops={y},{x} permutation=1,0}}",
-            f"gpu-map-loops{{block={bx},{by // rows},1}}",
+            LoopTilePass(tile_sizes=(0, by, bx)),
+            LoopTilePass(loops=(y,), tile_sizes=(rows,)),
+            LoopInterchangePass(loops=(y, x), permutation=(1, 0)),
+            GpuMapLoopsPass(block=(bx, by // rows, 1)),
             # the other taps unrolled, then the rows jammed into the first filter loop (an
             # initialization of the outputs ahead of it stays outside): row after row, each
             # with all its taps (taps outside the rows hold twice the registers: 128 against
             # 64 at 16 rows, and conv3d 608³ ran 6.45 against 5.38 ms on the H200)
-            *(f"loop-unroll{{unroll-full loop={name}}}" for name in (f2, f1)),
-            f"loop-unroll-jam{{loop={y} unroll-jam-factor={rows}}}",
-            f"loop-unroll{{unroll-full loop={y}}}",
-            f"scalar-replace{{loop={f0}}}",
+            *(_unroll_full(name) for name in (f2, f1)),
+            LoopUnrollJamPass(loop=y, unroll_jam_factor=rows),
+            _unroll_full(y),
+            ScalarReplacePass(loop=f0),
         ]
         unrolled, registers = (f2, f1, y), (r.out,)
     in_constant = r.weights if constant else ()
     if in_constant:
-        steps.append(f"gpu-constant-memory{{arrays={','.join(in_constant)}}}")
+        steps.append(GpuConstantMemoryPass(arrays=in_constant))
     return Schedule(
         recipe="conv",
         params=(("by", by), ("bx", bx), ("rows", rows))
         + (("cols", cols),) * (cols > 1)
         + (("constant", 1),) * bool(in_constant),
-        pipeline=",".join([*reorder(summary, order), *steps]),
+        pipeline="",
         block_tile=((y, by), (x, bx)),
         thread_tile=((y, rows),) + ((x, cols),) * (cols > 1),
         threads=threads,
@@ -252,6 +262,7 @@ def conv(
         unrolled=unrolled,
         registers=registers,
         constant=in_constant,
+        steps=(*reorder(summary, order), *steps),
     )
 
 
@@ -263,21 +274,22 @@ def stencil(summary: NestSummary, by: int, bx: int, rows: int) -> Schedule:
     if r is None:
         raise LoopoptError(f"stencil recipe: @{summary.func} is not a 2-D stencil")
     steps = [
-        f"loop-tile{{tile-sizes={by},{bx}}}",
-        f"loop-tile{{loops={r.y} tile-sizes={rows}}}",
-        f"loop-interchange{{loops={r.y},{r.x} permutation=1,0}}",
-        f"gpu-map-loops{{block={bx},{by // rows}}}",
-        f"loop-unroll{{unroll-factor={rows} loop={r.y}}}",
+        LoopTilePass(tile_sizes=(by, bx)),
+        LoopTilePass(loops=(r.y,), tile_sizes=(rows,)),
+        LoopInterchangePass(loops=(r.y, r.x), permutation=(1, 0)),
+        GpuMapLoopsPass(block=(bx, by // rows)),
+        LoopUnrollPass(unroll_factor=rows, loop=r.y),
     ]
     return Schedule(
         recipe="stencil",
         params=(("by", by), ("bx", bx), ("rows", rows)),
-        pipeline=",".join([*reorder(summary, [r.y, r.x]), *steps]),
+        pipeline="",
         block_tile=((r.y, by), (r.x, bx)),
         thread_tile=((r.y, rows),),
         threads=(bx, by // rows, 1),
         x_loop=r.x,
         unrolled=(r.y,),
+        steps=(*reorder(summary, [r.y, r.x]), *steps),
     )
 
 
@@ -294,18 +306,19 @@ def map_nest(summary: NestSummary, block: Sequence[int], unroll: int = 1) -> Sch
         raise LoopoptError(f"map recipe: no loop of @{summary.func} runs inside the mapped ones")
     shape = (*block, 1, 1, 1)[:3]
     size = dict(zip(r.axes, shape, strict=False))
-    steps = [
-        f"loop-tile{{loops={_join(r.mapped)} tile-sizes={_join(size[n] for n in r.mapped)}}}",
-        f"gpu-map-loops{{block={_join(shape[: len(r.axes)])}}}",
-        *([f"loop-unroll{{unroll-factor={unroll} loop={r.inner}}}"] if unroll > 1 else []),
+    steps: list[ModulePass] = [
+        LoopTilePass(loops=tuple(r.mapped), tile_sizes=tuple(size[n] for n in r.mapped)),
+        GpuMapLoopsPass(block=tuple(shape[: len(r.axes)])),
+        *([LoopUnrollPass(unroll_factor=unroll, loop=r.inner)] if unroll > 1 else []),
     ]
     return Schedule(
         recipe="map",
         params=(("bx", shape[0]), ("by", shape[1]), ("bz", shape[2]), ("unroll", unroll)),
-        pipeline=",".join([*reorder(summary, r.order), *steps]),
+        pipeline="",
         block_tile=tuple((n, size[n]) for n in r.mapped),
         thread_tile=(),
         threads=(shape[0], shape[1], shape[2]),
         x_loop=r.axes[0],
         extra=(("host_loops", r.host),) if r.host else (),
+        steps=(*reorder(summary, r.order), *steps),
     )

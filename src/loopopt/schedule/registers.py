@@ -12,11 +12,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from loopopt import target
 from loopopt.schedule.resources import box, by_array, distinct, mapping
 from loopopt.schedule.types import Access, Device, NestSummary, Schedule
 
-REGISTER_GRANULE = 256
-"""Registers are allocated per warp in units of 256 (8 per thread)."""
 COPY_ADDRESS_REGISTERS = 3
 """Registers a copy instruction in flight holds besides its values: its 64-bit global address
 and its shared one (a step's unrolled copies are all loaded before the first is stored; fitted
@@ -194,12 +193,15 @@ def registers(summary: NestSummary, schedule: Schedule) -> int:
 
 def register_cap(schedule: Schedule, device: Device) -> int:
     """The most registers per thread the compiler may use: the device's limit, what one block
-    (or `min_blocks` blocks, the launch bounds) of this size can have on an SM."""
-    warps = -(-schedule.threads_per_block // device.warp_size)
-    blocks = max(1, schedule.min_blocks)
-    per_warp = device.regs_per_sm // (warps * blocks)
-    fit = (per_warp // REGISTER_GRANULE) * REGISTER_GRANULE // device.warp_size
-    return min(device.max_regs_per_thread, fit)
+    (or `min_blocks` blocks, the launch bounds) of this size can have on an SM
+    (target.register_cap: the cap gpu-map-loops{max-registers=cap} sets, on this device)."""
+    return target.register_cap(
+        schedule.threads_per_block,
+        schedule.min_blocks,
+        registers_per_sm=device.regs_per_sm,
+        max_registers=device.max_regs_per_thread,
+        warp_size=device.warp_size,
+    )
 
 
 def spilled_registers(

@@ -26,13 +26,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from loopopt.loops.promote import buffer_shape
+from loopopt.lowering.gpu_shared import slot_bytes
 from loopopt.schedule.types import Access, NestSummary, Schedule
 
-SHARED_ALIGN = 16
-"""Each shared buffer starts 16-byte aligned (lowering/gpu_shared.py)."""
-SHARED_RESERVED = 1024
-"""Shared memory the system reserves per resident block (sm_80 and later)."""
-SHARED_GRANULE = 128
 MAX_POINTS = 1 << 16
 """Enumerate at most this many iteration points to count distinct elements; beyond, a box."""
 
@@ -244,14 +241,12 @@ def by_array(summary: NestSummary) -> dict[str, list[Access]]:
 
 
 def shared_shape(summary: NestSummary, schedule: Schedule, array: str) -> list[int]:
-    """The shared buffer of `array`: its box over the block tile, dimensions reversed when
-    transposed, `pad` elements added to the innermost dimension (loops/promote.py)."""
+    """The shared buffer of `array`: promote's buffer (loops/promote.py's `buffer_shape`) for
+    its box over the block tile, padded by `schedule.pad`, transposed as the schedule says."""
     m = mapping(summary, schedule)
     names = [loop.name for loop in summary.loops]
     extents = box(by_array(summary)[array], names, m.block)
-    if array in schedule.transposed:
-        extents = extents[::-1]
-    return [*extents[:-1], extents[-1] + schedule.pad] if extents else []
+    return buffer_shape(extents, schedule.pad, array in schedule.transposed)
 
 
 def shared_layout(summary: NestSummary, schedule: Schedule, array: str) -> Layout:
@@ -277,10 +272,10 @@ def shared_layout(summary: NestSummary, schedule: Schedule, array: str) -> Layou
 @functools.lru_cache(maxsize=1024)
 def shared_bytes(summary: NestSummary, schedule: Schedule) -> int:
     """Bytes of shared memory per block: every staged buffer (`stages` of each in a cp.async
-    ring), each 16-byte aligned."""
+    ring), each placed as the lowering places it (lowering/gpu_shared.py's `slot_bytes`)."""
     groups = by_array(summary)
     total = 0
     for array in schedule.shared:
         size = math.prod(shared_shape(summary, schedule, array)) * groups[array][0].elem_bytes
-        total += -(-size * schedule.stages // SHARED_ALIGN) * SHARED_ALIGN
+        total += slot_bytes(size * schedule.stages)
     return total

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from loopopt.loops.gpu_plan import contiguous_accesses, thread_x_rank
 from loopopt.schedule.types import Access, NestSummary
 
 
@@ -177,14 +178,10 @@ def stencil_roles(summary: NestSummary) -> StencilRoles | None:
 
 
 def coalescing_rank(summary: NestSummary, d: int) -> tuple[int, int, int]:
-    """gpu-map-loops' choice of threadIdx.x (loops/gpu_plan.py): accesses and stores whose
-    last index moves by ±1 with loop `d`, then depth."""
-    count = stores = 0
-    for access in summary.accesses:
-        if access.coeffs and abs(access.coeffs[-1][d]) == 1:
-            count += 1
-            stores += access.write
-    return count, stores, d
+    """gpu-map-loops' rank of band loop `d` for threadIdx.x (loops/gpu_plan.py's own rule,
+    `thread_x_rank` of `contiguous_accesses`), over the summary's accesses."""
+    terms = [(a.coeffs[-1][d], a.write) for a in summary.accesses if a.coeffs]
+    return thread_x_rank(contiguous_accesses(terms), d)
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,23 @@
     summary = summarize(fn)                       # schedule/summary.py: NestSummary
     for s in candidates(summary, device):         # schedule/space.py: Schedule values
         cost = predict(summary, s, device)        # schedule/cost_model.py: Prediction
-    apply s.pipeline                              # a loopopt pass pipeline (replayable text)
+    s.passes                                      # (LoopTilePass(tile_sizes=(128, 64, 16)), ...)
+    s.pipeline                                    # "loop-tile{tile-sizes=128,64,16},..."
 
-A `Schedule` is self-describing: besides its pass pipeline it states the mapping the pipeline
-produces (block tile, per-thread tile, which loop runs along threadIdx.x, what is staged in
-shared memory, what is unrolled), so the cost model reads the schedule, never the pipeline.
+A schedule is a typed value: the sequence of the same pass objects the CLI builds (`passes`),
+printable as pipeline text (`pipeline`, replayable with loopopt-opt -p) and parsed from it
+(pass_pipeline.py). It is self-describing: besides its passes it states the mapping they
+produce (block tile, per-thread tile, which loop runs along threadIdx.x, what is staged in
+shared memory, what is unrolled), so the cost model reads the schedule, never the passes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from xdsl.passes import ModulePass
+
+from loopopt.target import SHARED_BANKS, WARP_SIZE
 
 
 @dataclass(frozen=True)
@@ -90,21 +97,27 @@ class Device:
     smem_per_block: int
     """Without the dynamic opt-in (48 KiB)."""
     smem_per_block_optin: int
-    warp_size: int = 32
-    shared_banks: int = 32
+    warp_size: int = WARP_SIZE
+    shared_banks: int = SHARED_BANKS
     launch_us: float = 3.0
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """One candidate: a pass pipeline plus the mapping it produces (for the cost model)."""
+    """One candidate: a pass pipeline plus the mapping it produces (for the cost model).
+
+    Recipes give `steps` (the pass objects) and leave `pipeline` empty: it is filled with their
+    text. A schedule read back from text (a tuning cache, a results file) has only `pipeline`;
+    `passes` parses it. Equality and hashing use the text, which the passes print canonically.
+    """
 
     recipe: str
     """Which recipe of schedule/recipes.py made it (matmul, conv, stencil, map)."""
     params: tuple[tuple[str, int], ...]
     """The recipe's parameters, in a fixed order (e.g. (("bm", 128), ("bn", 64), ...))."""
     pipeline: str
-    """The loopopt pass pipeline that applies it (replayable with loopopt-opt -p)."""
+    """The loopopt pass pipeline that applies it (replayable with loopopt-opt -p): the text of
+    `steps` when they are given."""
     block_tile: tuple[tuple[str, int], ...]
     """Per tiled loop, its extent per thread block; reduction loops: the chunk staged per step."""
     thread_tile: tuple[tuple[str, int], ...]
@@ -130,6 +143,28 @@ class Schedule:
     min_blocks: int = 0
     extra: tuple[tuple[str, int], ...] = field(default=())
     """Anything else a recipe wants the model to know."""
+    steps: tuple[ModulePass, ...] = field(default=(), compare=False, repr=False)
+    """The pass objects that apply it, in order (`passes` reads them)."""
+
+    def __post_init__(self) -> None:
+        if not self.steps:
+            return
+        from loopopt.pass_pipeline import pipeline_text
+
+        text = pipeline_text(self.steps)
+        if not self.pipeline:
+            object.__setattr__(self, "pipeline", text)
+        elif self.pipeline != text:
+            raise ValueError(f"schedule pipeline '{self.pipeline}' is not its steps' '{text}'")
+
+    @property
+    def passes(self) -> tuple[ModulePass, ...]:
+        """The pass objects that apply it: `steps`, else those of the `pipeline` text."""
+        if self.steps or not self.pipeline:
+            return self.steps
+        from loopopt.pass_pipeline import parse_pipeline
+
+        return tuple(parse_pipeline(self.pipeline))
 
     def param(self, name: str) -> int:
         return dict(self.params)[name]
