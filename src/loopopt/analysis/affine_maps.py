@@ -17,6 +17,7 @@ Nothing here changes the IR (loops/affine_maps.py writes bounds and substitutes 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -119,7 +120,9 @@ def linear_form(bound: Bound, index: int) -> dict[SSAValue | None, int] | None:
     return walk(amap.results[index])
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _simplify(expr: AffineExpr, num_dims: int, num_symbols: int) -> AffineExpr:
+    """xDSL's simplification (memoized: unrolled kernels ask for the same ones many times)."""
     try:
         return expr.simplify(num_dims, num_symbols)
     except NotImplementedError:  # semi-affine: keep as written
