@@ -74,6 +74,7 @@ from loopopt.loops.gpu_map import (
     move_body,
 )
 from loopopt.loops.gpu_plan import THREADS_PER_BLOCK, KernelPlan, coalescing_score
+from loopopt.loops.gpu_warp import butterfly, warp_width
 from loopopt.loops.nest import LOOP_NAME, body_ops, enclosing_loops, loop_name, loops_in, step_of
 from loopopt.loops.outline import defined_outside
 from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
@@ -196,9 +197,14 @@ def reduce_over_block(
     loop: affine.ForOp, found: Sequence[Reduction], threads: Threads, entry: Block
 ) -> affine.ForOp:
     """Each thread reduces iterations t, t + T, … from the neutral element; the block then
-    combines the T partial results (of each lane) in a workgroup buffer (a tree of
-    ceil(log2 T) levels, a barrier after each) and every thread reads the total, combined with
-    the loop's initial value. Returns the thread's partial loop."""
+    combines the T partial results (of each lane) in a workgroup buffer, a tree with a barrier
+    after each level, down to W of them, and every thread combines those W by warp shuffles
+    (loops/gpu_warp: W = 32 where T is a multiple of 32) and the loop's initial value with the
+    total. With lanes (threads along y, `map_lanes`) a warp holds 32 lanes' partials, not one
+    lane's, so no shuffle applies: the tree runs to the end (W = 1) and every thread reads the
+    total of its lane from the buffer. Transposing the roles (warp y reduces lane y's partials,
+    then a barrier hands each lane its total) would save levels only where a lane has 32
+    threads. Returns the thread's partial loop."""
     block = loop.parent_block()
     assert block is not None
     neutral = neutral_values(loop, found)
@@ -223,9 +229,11 @@ def reduce_over_block(
     for r, buffer in zip(found, buffers, strict=True):
         ops.append(_store(partial.results[r.position], buffer, builder, [t, *lane]))
     ops.append(gpu.BarrierOp())
+    elements = [partial.results[r.position].type for r in found]
+    width = 1 if threads.lane is not None else warp_width(threads.count, elements)
     count = threads.count
-    while count > 1:
-        half = (count + 1) // 2
+    while count > width:
+        half = max(width, (count + 1) // 2)
         guard = affine_if(builder, [AffineExpr.constant(count - half - 1) - t])
         then = guard.then_region.block
         for r, buffer in zip(found, buffers, strict=True):
@@ -239,10 +247,16 @@ def reduce_over_block(
         ops += [guard, gpu.BarrierOp()]
         count = half
     totals: list[SSAValue] = []
+    first = AffineExpr.constant(0) if width == 1 else t % width
     for r, buffer, init in zip(found, buffers, initial, strict=True):
-        total = _load(buffer, builder, [AffineExpr.constant(0), *lane])
-        final = merge(r, init, total.results[0])
-        ops += [total, final]
+        total = _load(buffer, builder, [first, *lane])
+        ops.append(total)
+        value = total.results[0]
+        if width > 1:
+            shuffles, value = butterfly(r, value, width, threads.count, threads.index)
+            ops += shuffles
+        final = merge(r, init, value)
+        ops.append(final)
         totals.append(final.results[0])
     ops.append(gpu.BarrierOp())
     for uses, total in zip(users, totals, strict=True):

@@ -253,8 +253,9 @@ func.func @host_store(%A: memref<8x32xf32>) {
 // The parallel j loop uses %s, a sum the device computes: values cannot cross from one kernel
 // to another, so both nests form one region of one block. The sum is a reduction: each of the
 // 256 threads adds every 256th element from 0.0, the block combines the partial sums in a
-// workgroup buffer (halving the active threads, a barrier after each step: 8 steps), and every
-// thread reads the total (plus the initial value). The j loop is spread over the threads.
+// workgroup buffer (halving the active threads, a barrier after each step) down to 32, and every
+// warp combines those 32 by 5 butterfly shuffles (no barrier among them): every thread holds the
+// total (plus the initial value). The j loop is spread over the threads.
 // CHECK-LABEL: func.func @normalize
 // CHECK:         gpu.launch_func @kernels::@normalize_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%X : memref<100xf32>, %Y : memref<100xf32>)
 // CHECK:         gpu.func @normalize_k0
@@ -273,8 +274,15 @@ func.func @host_store(%A: memref<8x32xf32>) {
 // CHECK-NEXT:        affine.store %[[BOTH]], %partials[%tx]
 // CHECK-NEXT:      }
 // CHECK-NEXT:      gpu.barrier
-// CHECK-COUNT-7:   gpu.barrier
-// CHECK-NEXT:      %[[TOTAL:.*]] = affine.load %partials[0]
+// CHECK-COUNT-2:   gpu.barrier
+// CHECK-NEXT:      %[[P:.*]] = affine.load %partials[%tx mod 32]
+// CHECK-NEXT:      %[[ALL:.*]] = arith.constant -1 : i32
+// CHECK-NEXT:      %[[CLAMP:.*]] = arith.constant 31 : i32
+// CHECK-NEXT:      %[[C16:.*]] = arith.constant 16 : i32
+// CHECK-NEXT:      %[[S16:.*]] = nvvm.shfl.sync bfly %[[ALL]], %[[P]], %[[C16]], %[[CLAMP]] : f32 -> f32
+// CHECK-NEXT:      %[[P16:.*]] = arith.addf %[[P]], %[[S16]] : f32
+// CHECK-COUNT-4:   nvvm.shfl.sync bfly %[[ALL]]
+// CHECK-NEXT:      %[[TOTAL:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
 // CHECK-NEXT:      gpu.barrier
 // CHECK-NEXT:      affine.for %j = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 {
@@ -338,8 +346,8 @@ func.func @steps(%Y: memref<64xf32>, %Z: memref<64xf32>) {
 
 // ROW SUMS: the j loop reduces A's rows, contiguous along j, while a thread per row (i, the
 // loop threadIdx.x would get) would read along columns. So each row gets a block: blockIdx.x
-// picks i, its 256 threads share out j (coalesced), combine their sums in a tree, and thread
-// 0 stores. reductions=thread keeps a thread per row (the THREAD prefix).
+// picks i, its 256 threads share out j (coalesced), combine their sums in a tree and warp
+// shuffles, and thread 0 stores. reductions=thread keeps a thread per row (the THREAD prefix).
 // CHECK-LABEL: func.func @rowsums
 // CHECK:         gpu.launch_func @kernels::@rowsums_k0 blocks in (%c300, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @rowsums_k0
@@ -348,7 +356,9 @@ func.func @steps(%Y: memref<64xf32>, %Z: memref<64xf32>) {
 // CHECK:           %s = affine.for %j = affine_map<(d0) -> (d0)>(%tx) to 500 step 256 iter_args
 // CHECK-NEXT:        affine.load %A[%i, %j]
 // CHECK:           } {loopopt.name = "j", loopopt.mapping = "threads x reduction"}
-// CHECK:           %[[TOTAL:.*]] = affine.load %partials[0]
+// CHECK:           affine.load %partials[%tx mod 32]
+// CHECK-COUNT-5:   nvvm.shfl.sync bfly
+// CHECK:           %[[TOTAL:.*]] = arith.addf
 // CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
 // CHECK:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
 // CHECK-NEXT:        affine.store %[[SUM]], %out[%i]
@@ -374,7 +384,8 @@ func.func @rowsums(%A: memref<300x500xf32>, %out: memref<300xf32>) {
 // Column sums of 45 columns: a thread per column would leave the GPU idle, and each column's
 // reduction can be shared out. So a block runs 32 columns side by side (thread x: the lanes,
 // whose loads of a row are contiguous), each column shared out over 32 threads along y with
-// a tree per lane in a 32x32 workgroup buffer. Lanes past column 44 compute column 44 again
+// a tree per lane in a 32x32 workgroup buffer (no shuffles: a warp holds 32 lanes, not one
+// lane's partial sums). Lanes past column 44 compute column 44 again
 // (the index is clamped, so every load stays in bounds) and store nothing.
 // CHECK-LABEL: func.func @colsums
 // CHECK:         gpu.launch_func @kernels::@colsums_k0 blocks in (%c2, %c1, %c1) threads in (%c32, %c32_1, %c1)
