@@ -11,7 +11,9 @@
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{region-threads=2048}' 2>&1 | filecheck %s --check-prefix=REGION
 // REGION: error: gpu-map-loops: region-threads=2048 is outside 1..1024
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{reductions=warp}' 2>&1 | filecheck %s --check-prefix=REDUCTIONS
-// REDUCTIONS: error: gpu-map-loops: reductions must be auto, thread, block, lanes, not 'warp'
+// REDUCTIONS: error: gpu-map-loops: reductions must be auto, thread, block, lanes, grid-atomic, not 'warp'
+// RUN: sed -n '/^\/\/ GRID SUM/,/^\/\/ END OF GRID SUM/p' %s | loopopt-opt - -p gpu-map-loops | filecheck %s --check-prefix=PARTIALS
+// RUN: sed -n '/^\/\/ GRID SUM/,/^\/\/ END OF GRID SUM/p' %s | loopopt-opt - -p 'gpu-map-loops{reductions=grid-atomic}' | filecheck %s --check-prefix=ATOMIC
 // RUN: sed -n '/^\/\/ ROW SUMS/,/^\/\/ END OF ROW SUMS/p' %s | loopopt-opt - -p 'gpu-map-loops{reductions=thread}' | filecheck %s --check-prefix=THREAD
 // SIZES: error: gpu-map-loops: block=16,16,16 has 3 sizes but 1 loop(s) are mapped (x=i)
 // MAXREG: error: gpu-map-loops: max-registers=300 is outside 16..255 (the most that blocks of 256 threads allow; use cap)
@@ -570,6 +572,49 @@ func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x9
 // END OF TILED CASE
 
 // -----
+
+// GRID SUM: a sum of 2^20 elements from %init. By default (PARTIALS) 1024 blocks write their
+// totals to @__partials_0 and the region adds them in order to %init: deterministic. With
+// reductions=grid-atomic (ATOMIC) a one-thread kernel sets the accumulator @__total_0 to 0.0,
+// the blocks add into it atomically, and the region adds %init to it, once.
+// PARTIALS-LABEL: func.func @atomic_sum
+// PARTIALS:         gpu.launch_func @kernels::@atomic_sum_k0 blocks in (%c1024
+// PARTIALS:         gpu.launch_func @kernels::@atomic_sum_k1 blocks in (%c1
+// PARTIALS:         gpu.func @atomic_sum_k0
+// PARTIALS-SAME:      loopopt.mapping = {grid_reduction = "i", blocks = "partials"}
+// PARTIALS:           affine.store %{{.*}}, %{{.*}}[%bx] : memref<1024xf32, 1 : i64>
+// PARTIALS:         gpu.func @atomic_sum_k1
+// PARTIALS:           affine.for %i_blocks = {{.*}} to 1024 step 256 iter_args
+// ATOMIC-LABEL: func.func @atomic_sum
+// ATOMIC:         gpu.launch_func @kernels::@atomic_sum_k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+// ATOMIC:         gpu.launch_func @kernels::@atomic_sum_k1 blocks in (%c1024
+// ATOMIC:         gpu.launch_func @kernels::@atomic_sum_k2 blocks in (%c1
+// ATOMIC:         "memref.global"() <{sym_name = "__total_0", type = memref<1xf32, 1 : i64>
+// ATOMIC:         gpu.func @atomic_sum_k0()
+// ATOMIC-NEXT:      %total = memref.get_global @__total_0
+// ATOMIC-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// ATOMIC-NEXT:      affine.store %[[ZERO]], %total[0]
+// ATOMIC:         gpu.func @atomic_sum_k1
+// ATOMIC-SAME:      loopopt.mapping = {grid_reduction = "i", blocks = "atomics"}
+// ATOMIC:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
+// ATOMIC-NEXT:        %total = memref.get_global @__total_0
+// ATOMIC-NEXT:        %[[C0:.*]] = arith.constant 0 : index
+// ATOMIC-NEXT:        "memref.atomic_rmw"(%{{.*}}, %total, %[[C0]]) <{kind = 0 : i64}>
+// ATOMIC:         gpu.func @atomic_sum_k2(%out: memref<1xf32>, %init: f32)
+// ATOMIC-NEXT:      %total = memref.get_global @__total_0
+// ATOMIC-NEXT:      %[[T:.*]] = affine.load %total[0]
+// ATOMIC-NEXT:      %[[S:.*]] = arith.addf %init, %[[T]] : f32
+// ATOMIC-NEXT:      affine.store %[[S]], %out[0]
+func.func @atomic_sum(%X: memref<1048576xf32>, %out: memref<1xf32>, %init: f32) {
+  %s = affine.for %i = 0 to 1048576 iter_args(%acc = %init) -> (f32) {
+    %x = affine.load %X[%i] : memref<1048576xf32>
+    %a = arith.addf %acc, %x : f32
+    affine.yield %a : f32
+  } {loopopt.name = "i"}
+  affine.store %s, %out[0] : memref<1xf32>
+  return
+}
+// END OF GRID SUM
 
 // NEGATIVE CASES, from here on: each chunk is refused by gpu-map-loops (RUN line 5).
 // A 64x32 tile would need 2048 threads per block.

@@ -1,6 +1,8 @@
-"""Warp shuffles: the butterfly that finishes a block's reduction tree (loops/gpu_warp) and
-the emulator's model of `nvvm.shfl.sync` (gpu_shuffle_emulator), checked on random inputs
-against numpy for + * min max over f32/f64/i32/i64, sizes that do not divide the block."""
+"""Block and grid reductions: the butterfly that finishes a block's reduction tree
+(loops/gpu_warp), grid-wide reductions by partials or atomics (loops/gpu_grid,
+lowering/atomic), and the emulator's model of `nvvm.shfl.sync` (gpu_shuffle_emulator), checked
+on random inputs against numpy for + * min max over f32/f64/i32/i64, sizes that do not divide
+the block."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopopt.context import make_context, parse_module, verify_ir
+from loopopt.dialects import gpu_ext as gpu
+from loopopt.loops.gpu_map import MAPPING
 from loopopt.loops.gpu_warp import clamp_operand, warp_width
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.runtime.cpu import run_function
@@ -103,7 +107,9 @@ def emulated(text: str, name: str, args: list[object], **options: object) -> lis
     return got
 
 
-def check_total(kind: str, t: str, sizes: tuple[int, ...], threads: int = 256) -> None:
+def check_total(
+    kind: str, t: str, sizes: tuple[int, ...], threads: int = 256, reductions: str = "auto"
+) -> None:
     for n in sizes:
         x = inputs(kind, t, (n,), seed=n)
         init = TYPES[t](3 if kind != "mul" else 1)
@@ -158,11 +164,37 @@ def test_block_reductions_compute_what_numpy_does(kind: str, t: str, threads: in
     check_rows(kind, t, SIZES[:4], threads)
 
 
+@pytest.mark.parametrize(
+    ("kind", "t"), [("add", "f32"), ("max", "f32"), ("min", "f64"), ("add", "i64"), ("max", "i32")]
+)
+def test_atomic_grid_reductions_compute_what_numpy_does(kind: str, t: str) -> None:
+    """reductions=grid-atomic: the accumulator is reset, each block adds its total
+    atomically (float min/max by the ordered-integer trick), the initial value counts once."""
+    check_total(kind, t, (1, 33, SIZES[-1]), reductions="grid-atomic")
+
+
+def test_atomic_grid_reductions_reset_then_add_then_read() -> None:
+    module = parse_module(total_text("max", "f32"), "test.mlir", make_context())
+    GpuMapLoopsPass(reductions="grid-atomic").apply(make_context(), module)
+    kernels = [op for op in module.walk() if isinstance(op, gpu.FuncOp)]
+    summaries = [{k: v.data for k, v in f.attributes[MAPPING].data.items()} for f in kernels]
+    assert summaries == [
+        {"region": "one thread"},
+        {"grid_reduction": "i", "blocks": "atomics"},
+        {"region": "one thread"},
+    ]
+    product = parse_module(total_text("mul", "f32"), "test.mlir", make_context())
+    GpuMapLoopsPass(reductions="grid-atomic").apply(make_context(), product)
+    assert "partials" in str(product) and "atomic_rmw" not in str(product)  # no atomic multiply
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("t", list(TYPES))
 @pytest.mark.parametrize("kind", ["add", "mul", "min", "max"])
 def test_every_reduction_of_every_type(kind: str, t: str) -> None:
     check_total(kind, t, SIZES)
+    if kind != "mul":
+        check_total(kind, t, SIZES, reductions="grid-atomic")
     for threads in (256, 96, 24):
         check_rows(kind, t, SIZES[:4], threads)
 
