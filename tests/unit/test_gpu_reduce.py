@@ -267,3 +267,33 @@ def test_the_emulator_follows_ptx_for_a_clamped_down_shuffle() -> None:
     expected = [2 * (32 * w + source[:16]).sum() for w in range(8)]  # lane 0's half
     np.testing.assert_allclose(out, expected)
     assert take_errors() == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reductions", ["auto", "grid-atomic"])
+@pytest.mark.parametrize("t", list(TYPES))
+@pytest.mark.parametrize("kind", ["add", "mul", "min", "max"])
+def test_reductions_on_the_gpu(kind: str, t: str, reductions: str) -> None:
+    """The same reductions on the device: grid-wide (partials or atomics) over every size, and
+    a block per row with 96 and 24 threads (32- and 8-lane butterflies)."""
+    import loopopt
+
+    dtype = TYPES[t]
+    rtol = 1e-4 if t == "f32" else 1e-10
+    for n in SIZES:
+        x = inputs(kind, t, (n,), seed=n)
+        out = np.zeros(1, dtype)
+        pipeline = f"gpu-map-loops{{reductions={reductions}}}"
+        loopopt.compile(total_text(kind, t), "total", pipeline=pipeline, target="gpu")(
+            x, out, dtype(3 if kind != "mul" else 1)
+        )
+        expected = reference(kind, t, x, dtype(3 if kind != "mul" else 1), None)
+        np.testing.assert_allclose(out[0], expected, rtol=rtol, err_msg=f"n={n}")
+    for threads in (96, 24):
+        a = inputs(kind, t, (3, 1000), seed=threads)
+        rows = np.zeros(3, dtype)
+        pipeline = f"gpu-map-loops{{reductions=block region-threads={threads}}}"
+        loopopt.compile(rows_text(kind, t), "rows", pipeline=pipeline, target="gpu")(
+            a, rows, dtype(1)
+        )
+        np.testing.assert_allclose(rows, reference(kind, t, a, dtype(1), 1), rtol=rtol)
