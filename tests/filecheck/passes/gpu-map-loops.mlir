@@ -256,13 +256,15 @@ func.func @host_store(%A: memref<8x32xf32>) {
 // to another, so both nests form one region of one block. The sum is a reduction: each of the
 // 256 threads adds every 256th element from 0.0, the block combines the partial sums in a
 // workgroup buffer (halving the active threads, a barrier after each step) down to 32, and every
-// warp combines those 32 by 5 butterfly shuffles (no barrier among them): every thread holds the
-// total (plus the initial value). The j loop is spread over the threads.
+// warp combines those 32 by 5 butterfly shuffles (no barrier among them); thread 0 hands its
+// total to all through the %reduced cell (a block-uniform value), which add the initial value.
+// The j loop is spread over the threads.
 // CHECK-LABEL: func.func @normalize
 // CHECK:         gpu.launch_func @kernels::@normalize_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%X : memref<100xf32>, %Y : memref<100xf32>)
 // CHECK:         gpu.func @normalize_k0
 // CHECK-SAME:      known_block_size = array<i32: 256, 1, 1>, loopopt.mapping = {region = "one block", threads_x = "j, i"}
 // CHECK-NEXT:      %tx = gpu.thread_id x
+// CHECK-NEXT:      %reduced = memref.alloca() : memref<1xf32, 3 : i64>
 // CHECK-NEXT:      %partials = memref.alloca() : memref<256xf32, 3 : i64>
 // CHECK:           %[[ZERO:[0-9]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:      %s = affine.for %i = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 iter_args(%acc = %[[ZERO]]) -> (f32) {
@@ -284,9 +286,13 @@ func.func @host_store(%A: memref<8x32xf32>) {
 // CHECK-NEXT:      %[[S16:.*]] = nvvm.shfl.sync bfly %[[ALL]], %[[P]], %[[C16]], %[[CLAMP]] : f32 -> f32
 // CHECK-NEXT:      %[[P16:.*]] = arith.addf %[[P]], %[[S16]] : f32
 // CHECK-COUNT-4:   nvvm.shfl.sync bfly %[[ALL]]
-// CHECK-NEXT:      %[[TOTAL:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
-// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
+// CHECK-NEXT:      %[[WARP:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:      affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
+// CHECK-NEXT:        affine.store %[[WARP]], %reduced[0] : memref<1xf32, 3 : i64>
+// CHECK-NEXT:      }
 // CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      %[[TOTAL:.*]] = affine.load %reduced[0]
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
 // CHECK-NEXT:      affine.for %j = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 {
 // CHECK:             arith.divf %{{.*}}, %[[SUM]] : f32
 // CHECK:           } {loopopt.name = "j", loopopt.mapping = "threads x"}
@@ -360,7 +366,7 @@ func.func @steps(%Y: memref<64xf32>, %Z: memref<64xf32>) {
 // CHECK:           } {loopopt.name = "j", loopopt.mapping = "threads x reduction"}
 // CHECK:           affine.load %partials[%tx mod 32]
 // CHECK-COUNT-5:   nvvm.shfl.sync bfly
-// CHECK:           %[[TOTAL:.*]] = arith.addf
+// CHECK:           %[[TOTAL:.*]] = affine.load %reduced[0]
 // CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
 // CHECK:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
 // CHECK-NEXT:        affine.store %[[SUM]], %out[%i]
@@ -432,6 +438,7 @@ func.func @colsums(%A: memref<53x45xf32>, %out: memref<45xf32>) {
 // CHECK-SAME:      loopopt.mapping = {grid_reduction = "i", blocks = "partials"}
 // CHECK:           %g = affine.apply affine_map<(d0, d1) -> (((d0 * 256) + d1))> (%bx, %tx)
 // CHECK:           %s = affine.for %i = affine_map<(d0) -> (d0)>(%g) to 262144 step 262144 iter_args
+// CHECK:           affine.store %{{.*}}, %reduced[0]
 // CHECK:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
 // CHECK-NEXT:        %[[P:.*]] = memref.get_global @__partials_0 : memref<1024xf32, 1 : i64>
 // CHECK-NEXT:        affine.store %{{.*}}, %[[P]][%bx] : memref<1024xf32, 1 : i64>
@@ -596,6 +603,7 @@ func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x9
 // ATOMIC-NEXT:      affine.store %[[ZERO]], %total[0]
 // ATOMIC:         gpu.func @atomic_sum_k1
 // ATOMIC-SAME:      loopopt.mapping = {grid_reduction = "i", blocks = "atomics"}
+// ATOMIC:           affine.store %{{.*}}, %reduced[0]
 // ATOMIC:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
 // ATOMIC-NEXT:        %total = memref.get_global @__total_0
 // ATOMIC-NEXT:        %[[C0:.*]] = arith.constant 0 : index

@@ -4,7 +4,8 @@
 // Row sums of f64 and row maxima of i32 with a block of 96 threads per row: a shared-memory
 // tree from 96 partial results down to 32 (96 → 48 → 32, a barrier after each level), then 5
 // butterfly shuffles over the whole warp (mask -1, clamp 31) with no barrier among them. An
-// f64 moves as two 32-bit halves (two shuffles per step), an i32 as itself.
+// f64 moves as two 32-bit halves (two shuffles per step), an i32 as itself. Thread 0 stores
+// the total in shared memory, which every thread reads after one more barrier.
 // CHECK-LABEL: .visible .entry rows_k0(
 // CHECK-COUNT-3: bar.sync 0;
 // CHECK:         shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
@@ -12,7 +13,9 @@
 // CHECK-NOT:     bar.sync
 // CHECK:         shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // CHECK-NEXT:    shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
-// CHECK-NEXT:    bar.sync 0;
+// CHECK:         st.shared.b64
+// CHECK:         bar.sync 0;
+// CHECK:         ld.shared.b64
 // CHECK-NOT:     shfl.sync
 // CHECK-LABEL: .visible .entry rows_k1(
 // CHECK-COUNT-3: bar.sync 0;
@@ -20,8 +23,8 @@
 // CHECK-NEXT:    max.s32
 // CHECK-NOT:     bar.sync
 // CHECK:         shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
-// CHECK-NEXT:    bar.sync 0;
-// CHECK:         max.s32
+// CHECK:         st.shared.b32
+// CHECK:         bar.sync 0;
 func.func @rows(%A: memref<300x500xf64>, %out: memref<300xf64>, %B: memref<300x500xi32>, %m: memref<300xi32>) {
   %zero = arith.constant 0.0 : f64
   affine.for %i = 0 to 300 {
