@@ -73,6 +73,8 @@ class Program:
     outputs: list[int]
     """Positions of the outputs among the arguments."""
     torch_run: Callable[[list], object]
+    schedule: str | None = None
+    """The program's own schedule (a pipeline), when `--schedule` gives none."""
 
 
 def _r(*shape: int) -> torch.Tensor:
@@ -137,6 +139,15 @@ def programs(n: int, big: int) -> list[Program]:
             lambda a: torch.sum(a[0], 0, keepdim=True, out=a[1]),
         ),
         Program(
+            f"sum 2^{big.bit_length() - 1} (grid-atomic)",
+            total,
+            lambda: [_r(big), _nan(1)],
+            lambda a: [d(a[0]).sum().reshape(1)],
+            [1],
+            lambda a: torch.sum(a[0], 0, keepdim=True, out=a[1]),
+            "gpu-map-loops{reductions=grid-atomic}",
+        ),
+        Program(
             "gemm 2048³ (imperfect nest)",
             gemm,
             lambda: [1.5, 1.2, _r(2048, 2048), _r(2048, 2048), _r(2048, 2048)],
@@ -151,7 +162,7 @@ def measure(program: Program, schedule: str | None) -> dict[str, object]:
     args = program.inputs()
     expected = program.reference(args)
     kern = loopopt.kernel(program.function)
-    compiled = kern.compile(*args, schedule=schedule, target="gpu")
+    compiled = kern.compile(*args, schedule=schedule or program.schedule, target="gpu")
     compiled(*args)
     torch.cuda.synchronize()
     errors = [rel_error(args[k], ref) for k, ref in zip(program.outputs, expected, strict=True)]

@@ -1,4 +1,5 @@
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,3 +36,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skip = pytest.mark.skip(reason=f"no usable GPU: {reason}")
         for item in gpu_items:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _no_undefined_shuffles() -> Iterator[None]:
+    """A test fails when the GPU emulator ran a shuffle whose result PTX leaves undefined
+    (gpu_shuffle_emulator.py); tests that expect one take the errors first."""
+    yield
+    emulator = sys.modules.get("gpu_shuffle_emulator")
+    if emulator is not None and emulator.ERRORS:
+        errors = emulator.take_errors()
+        pytest.fail(f"undefined warp shuffles in the emulator: {sorted(set(errors))}")

@@ -11,10 +11,11 @@ they are pure functions of the thread ids and uniform values; other per-thread v
 are kept in a buffer of one element per thread, as a register across a barrier; uniform reads
 (loads at block-uniform addresses and loops of them) run once for the block.
 
-Asynchronous copies (nvvm.cp.async.*) become tagged plain copies first
-(gpu_async_emulator.py): a missing or too weak wait, a missing barrier, or a copy into a stage
-other threads still read gives NaN. A kernel's constant-memory globals (gpu-constant-memory)
-read the arguments the runtime copies into them.
+Warp shuffles (nvvm.shfl.sync) become exchanges between barriers, checked as PTX specifies
+them (gpu_shuffle_emulator.py). Asynchronous copies (nvvm.cp.async.*) become tagged plain
+copies first (gpu_async_emulator.py): a missing or too weak wait, a missing barrier, or a
+copy into a stage other threads still read gives NaN. A kernel's constant-memory globals
+(gpu-constant-memory) read the arguments the runtime copies into them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import weakref
 
 from gpu_async_emulator import emulate_async_copies
+from gpu_shuffle_emulator import check_convergent, declare_error_function, emulate_shuffles
 from xdsl.dialects import affine, arith, builtin, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -29,6 +31,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.analysis.divergence import Divergence
 from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects.nvvm import ShflSyncOp
 from loopopt.loops.affine_maps import Bound
 from loopopt.loops.bounds import new_loop
 from loopopt.loops.constant_memory import constant_args
@@ -71,6 +74,8 @@ def emulate(module: ModuleOp, reverse: bool = False) -> None:
         for fn in gmod.body.block.ops
         if isinstance(fn, gpu.FuncOp)
     }
+    if any(isinstance(op, ShflSyncOp) for fn in kernels.values() for op in fn.walk()):
+        declare_error_function(module)
     for launch in [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]:
         kernel = kernels[launch.kernel.nested_references.data[-1].data]
         _emulate_launch(launch, kernel, reverse)
@@ -103,6 +108,7 @@ def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool)
         parent_body = loop_body
     assert outer is not None and parent_body is not None
     body = parent_body
+    check_convergent(kernel)
     region = kernel.body.clone()
     entry = region.block
     for arg, value in zip(entry.args, launch.kernelOperands, strict=True):
@@ -111,6 +117,7 @@ def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool)
     _globals_as_buffers(entry, launch)
     sizes = _block_sizes(launch)
     emulate_async_copies(entry, sizes)
+    emulate_shuffles(entry, sizes)
     for op in list(entry.ops):
         op.detach()
         if isinstance(op, gpu.ReturnOp):

@@ -81,6 +81,29 @@ def run_all(rng: np.random.Generator, n: int) -> bool:
     return ok
 
 
+def reductions(rng: np.random.Generator) -> dict[str, tuple[str, str, list[object]]]:
+    """Block reductions ending in warp shuffles (f64 sums, i32 maxima over rows of 1000) and
+    grid-wide ones (an f32 sum and an f64 max of 2^16 + 3 elements)."""
+    from test_gpu_reduce import inputs, rows_text, total_text
+
+    cases: dict[str, tuple[str, str, list[object]]] = {}
+    for kind, t in (("add", "f64"), ("max", "i32")):
+        a = inputs(kind, t, (3, 1000), seed=1)
+        cases[f"block {kind} {t}"] = (
+            rows_text(kind, t),
+            "rows",
+            [a, np.zeros(3, a.dtype), a.dtype.type(1)],
+        )
+    for kind, t in (("add", "f32"), ("max", "f64")):
+        x = inputs(kind, t, ((1 << 16) + 3,), seed=2)
+        cases[f"grid {kind} {t}"] = (
+            total_text(kind, t),
+            "total",
+            [x, np.zeros(1, x.dtype), x.dtype.type(3)],
+        )
+    return cases
+
+
 def run_mapped(rng: np.random.Generator) -> bool:
     """The foundation's kernels mapped by gpu-map-loops, against the CPU."""
     import kernels
@@ -93,6 +116,13 @@ def run_mapped(rng: np.random.Generator) -> bool:
         "wavefront": kernels.wavefront(20, 30, rng),
     }
     pipelines = {name: "gpu-map-loops" for name in cases}
+    for name, (text, func, arrays) in reductions(rng).items():
+        cases[name] = (text, func, arrays)
+        pipelines[name] = "gpu-map-loops{reductions=block region-threads=96}"
+        if "grid" in name:
+            pipelines[name] = "gpu-map-loops{reductions=grid-atomic}"
+            cases[name + " partials"] = (text, func, arrays)
+            pipelines[name + " partials"] = "gpu-map-loops"
     cases["matmul tiled+shared"] = kernels.matmul(100, 90, 70, rng)
     pipelines["matmul tiled+shared"] = (
         "loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},"

@@ -8,21 +8,24 @@ layout); `module_to_llvm_ir` its text for the host.
 
 xDSL 0.74 translates `llvm.getelementptr` by first casting its pointer to an address-space-0
 pointer, which LLVM rejects for `ptr addrspace(3)` (shared memory); `_gep_in_address_space`
-replaces that one translation function with one that keeps the operand's address space.
+replaces that one translation function with one that keeps the operand's address space, and
+`_with_atomics` adds `llvm.atomicrmw`, which xDSL's llvm dialect lacks.
 """
 
 from __future__ import annotations
 
 import llvmlite.ir as ir
+from xdsl.backend.llvm import convert as convert_module_
 from xdsl.backend.llvm import convert_op
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.llvm_ext import AtomicRMWOp
 
 
 def _gep_in_address_space(
@@ -46,6 +49,26 @@ def _gep_in_address_space(
 
 
 convert_op._convert_getelementptr = _gep_in_address_space  # pyright: ignore[reportPrivateUsage]
+_convert_op = convert_module_.convert_op
+
+
+def _with_atomics(
+    op: Operation,
+    builder: ir.IRBuilder,
+    val_map: dict[SSAValue, ir.Value],
+    block_map: dict[Block, ir.Block] | None = None,
+) -> None:
+    """xDSL's translation of one op, and `llvm.atomicrmw` (dialects/llvm_ext.py)."""
+    if not isinstance(op, AtomicRMWOp):
+        _convert_op(op, builder, val_map, block_map)
+        return
+    base, value = val_map[op.ptr], val_map[op.val]
+    space = base.type.addrspace if isinstance(base.type, ir.PointerType) else 0
+    typed = builder.bitcast(base, value.type.as_pointer(space))
+    val_map[op.res] = builder.atomic_rmw(op.bin_op.data, typed, value, "monotonic")
+
+
+convert_module_.convert_op = _with_atomics
 
 
 def module_to_llvmlite(

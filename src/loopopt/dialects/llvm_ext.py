@@ -9,6 +9,14 @@
       %q = llvm.getelementptr inbounds|nuw %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 
 `LLVM` is xDSL's dialect with these added; loopopt's context loads it.
+
+It also defines `atomicrmw` (MLIR's `llvm.atomicrmw`), which xDSL lacks:
+
+    %old = llvm.atomicrmw "fadd" %p, %v : !llvm.ptr, f32 -> f32        (monotonic)
+
+lowering/memref_to_llvm.py makes it from `memref.atomic_rmw`; backend/llvm_ir.py translates it
+into LLVM IR's `atomicrmw` (NVPTX: `atom.global.add.f32` and the like, or `red` where the old
+value is unused). The op is only made by the lowering, never parsed (no dialect registers it).
 """
 
 from __future__ import annotations
@@ -16,12 +24,21 @@ from __future__ import annotations
 from typing import cast
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import I32, IntegerAttr, UnitAttr
-from xdsl.ir import Attribute, Dialect
-from xdsl.irdl import IRDLOperation, irdl_op_definition, result_def, traits_def
+from xdsl.dialects.builtin import I32, IntegerAttr, StringAttr, UnitAttr
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoMemoryEffect
+from xdsl.utils.exceptions import VerifyException
 
 NO_WRAP_FLAGS = {"inbounds": 3, "nusw": 2, "nuw": 4}
 """MLIR's GEPNoWrapFlags bits by keyword (`inbounds` implies `nusw`), in its print order."""
@@ -94,3 +111,33 @@ LLVM = Dialect(
     [*(op for op in llvm.LLVM.operations if op.name != "llvm.getelementptr"), GEPOp, PoisonOp],
     list(llvm.LLVM.attributes),
 )
+
+
+ATOMIC_OPS = frozenset({"add", "fadd", "max", "min", "umax", "umin", "xchg"})
+"""The `atomicrmw` operations loopopt makes."""
+
+
+@irdl_op_definition
+class AtomicRMWOp(IRDLOperation):
+    """`*ptr = *ptr <bin_op> val` atomically (monotonic ordering); the result is the old value."""
+
+    name = "llvm.atomicrmw"
+    ptr = operand_def(AnyAttr())
+    val = operand_def(AnyAttr())
+    res = result_def(AnyAttr())
+    bin_op = prop_def(StringAttr)
+    assembly_format = (
+        "$bin_op $ptr `,` $val attr-dict `:` type($ptr) `,` type($val) `->` type($res)"
+    )
+
+    def __init__(self, bin_op: str, ptr: SSAValue, val: SSAValue) -> None:
+        t: Attribute = val.type
+        super().__init__(
+            operands=[ptr, val], result_types=[t], properties={"bin_op": StringAttr(bin_op)}
+        )
+
+    def verify_(self) -> None:
+        if self.bin_op.data not in ATOMIC_OPS:
+            raise VerifyException(f"llvm.atomicrmw: unknown operation '{self.bin_op.data}'")
+        if self.res.type != self.val.type:
+            raise VerifyException("llvm.atomicrmw: the result is of the value's type")

@@ -18,6 +18,14 @@ Each partial sums a fixed set of iterations in a fixed order, and the region com
 a fixed order: the result does not change from run to run (floating-point sums are
 reassociated, like every shared-out reduction: analysis/reduction.py).
 
+With atomics (`gpu-map-loops{reductions=grid-atomic}`), a one-thread kernel first sets an
+accumulator per reduced value (`__total_N`, one element) to the neutral element, thread 0 of
+each block adds its block's total into it with one `memref.atomic_rmw` (float add: `fadd`;
+float min/max: the ordered-integer trick of lowering/atomic.py), and the region combines the
+loop's initial value with the accumulator: the initial value counts exactly once. The order in
+which blocks add is the hardware's: float sums may differ from run to run in the last bits.
+Products have no atomic: they keep the partials.
+
 `grid_reducible` decides (a reduction loop, no dependence carried through memory, at least
 `GRID_MIN_TRIP` iterations or an unknown count, code every thread can run); `split_off` makes
 the grid kernel's loop and the region's combining loop; `map_grid` maps the outlined loop.
@@ -28,12 +36,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import affine, memref
+from xdsl.dialects import affine, arith, memref
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
@@ -42,10 +52,10 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.analysis.dependence import carried_by, dependences
-from loopopt.analysis.reduction import Reduction, identity, merge, reductions
+from loopopt.analysis.reduction import Reduction, constant, identity, merge, reductions
 from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import Bound, BoundBuilder
@@ -54,6 +64,7 @@ from loopopt.loops.gpu_kernel import BLOCK_LEVEL_WRITES, mark_sequential
 from loopopt.loops.gpu_map import affine_if, constant_trip, index_value, is_shared
 from loopopt.loops.gpu_region import Threads, neutral_values, reduce_over_block
 from loopopt.loops.nest import loop_name
+from loopopt.lowering.atomic import ATOMIC_KINDS
 from loopopt.target import GLOBAL_SPACE
 
 GRID_BLOCKS = 1024
@@ -84,18 +95,21 @@ def grid_reducible(loop: Operation) -> list[Reduction] | None:
     return found
 
 
-def scratch(gmod: gpu.ModuleOp, loop: affine.ForOp, found: Sequence[Reduction]) -> list[str]:
-    """One `memref.global` of GRID_BLOCKS partial results per reduced value of `loop`, in
-    global memory of `gmod`; their names."""
+def scratch(
+    gmod: gpu.ModuleOp, loop: affine.ForOp, found: Sequence[Reduction], count: int = GRID_BLOCKS
+) -> list[str]:
+    """One `memref.global` of `count` partial results (GRID_BLOCKS, or 1 accumulator) per
+    reduced value of `loop`, in global memory of `gmod`; their names."""
     taken = {op.sym_name.data for op in gmod.body.block.ops if isinstance(op, memref.GlobalOp)}
+    prefix = "__partials" if count > 1 else "__total"
     names: list[str] = []
     for r in found:
         n = 0
-        while f"__partials_{n}" in taken:
+        while f"{prefix}_{n}" in taken:
             n += 1
-        name = f"__partials_{n}"
+        name = f"{prefix}_{n}"
         taken.add(name)
-        t = _partials_type(loop.results[r.position].type)
+        t = _partials_type(loop.results[r.position].type, count)
         global_op = memref.GlobalOp.get(
             StringAttr(name), t, UnitAttr(), sym_visibility=StringAttr("private")
         )
@@ -109,14 +123,81 @@ def scratch(gmod: gpu.ModuleOp, loop: affine.ForOp, found: Sequence[Reduction]) 
     return names
 
 
-def _partials_type(element: Attribute) -> MemRefType:
-    return MemRefType(element, [GRID_BLOCKS], memory_space=IntegerAttr(GLOBAL_SPACE, i64))
+def _partials_type(element: Attribute, count: int) -> MemRefType:
+    return MemRefType(element, [count], memory_space=IntegerAttr(GLOBAL_SPACE, i64))
 
 
-def _get(name: str, element: Attribute) -> memref.GetGlobalOp:
-    op = memref.GetGlobalOp(SymbolRefAttr(name), _partials_type(element))
-    op.memref.name_hint = "partials"
+def _get(name: str, element: Attribute, count: int = GRID_BLOCKS) -> memref.GetGlobalOp:
+    op = memref.GetGlobalOp(SymbolRefAttr(name), _partials_type(element, count))
+    op.memref.name_hint = "partials" if count > 1 else "total"
     return op
+
+
+def atomic_kind(r: Reduction, element: Attribute) -> int | None:
+    """The `memref.atomic_rmw` kind that adds a block's result of `r` into an accumulator,
+    or None (a product: no atomic multiplies)."""
+    floating = isinstance(element, AnyFloat)
+    names = {
+        "add": "addf" if floating else "addi",
+        "sub": "addf" if floating else "addi",
+        "max": "maximumf" if floating else "maxs",
+        "min": "minimumf" if floating else "mins",
+        "maxu": "maxu",
+        "minu": "minu",
+    }
+    if r.kind not in names or not isinstance(element, AnyFloat | IntegerType):
+        return None
+    return ATOMIC_KINDS[names[r.kind]]
+
+
+def atomic_reducible(loop: affine.ForOp, found: Sequence[Reduction]) -> bool:
+    """Every reduction of `loop` has an atomic (see `atomic_kind`)."""
+    return all(atomic_kind(r, loop.results[r.position].type) is not None for r in found)
+
+
+def reset_ops(
+    loop: affine.ForOp, found: Sequence[Reduction], names: Sequence[str]
+) -> list[Operation]:
+    """Ops that set each accumulator to its neutral element (a one-thread kernel before the
+    grid's: the accumulators then hold the grid's result alone, and the region adds the
+    initial value once)."""
+    ops: list[Operation] = []
+    for r, name in zip(found, names, strict=True):
+        element = loop.results[r.position].type
+        array = _get(name, element, 1)
+        neutral = constant(r.kind, element)
+        assert neutral is not None
+        zero = AffineMapAttr(AffineMap(0, 0, (AffineExpr.constant(0),)))
+        ops += [array, neutral, affine.StoreOp(neutral.result, array.memref, [], zero)]
+    return ops
+
+
+def split_off_atomic(
+    loop: affine.ForOp, found: Sequence[Reduction], names: Sequence[str]
+) -> tuple[affine.ForOp, list[Operation]]:
+    """(grid, reads): the grid loop (a copy of `loop` from the neutral elements, put before
+    it), and the ops that take `loop`'s place: its initial values combined with the
+    accumulators, read after the grid."""
+    block = loop.parent_block()
+    assert block is not None
+    neutral = neutral_values(loop, found)
+    grid = loop.clone()
+    for k, value in enumerate(neutral):
+        grid.operands[len(grid.operands) - len(neutral) + k] = value
+    block.insert_op_before(grid, loop)
+    zero = AffineMapAttr(AffineMap(0, 0, (AffineExpr.constant(0),)))
+    reads: list[Operation] = []
+    for r, name, init in zip(found, names, loop.inits, strict=True):
+        element = loop.results[r.position].type
+        array = _get(name, element, 1)
+        total = affine.LoadOp(array.memref, [], zero)
+        both = merge(r, init, total.results[0])
+        reads += [array, total, both]
+        loop.results[r.position].replace_all_uses_with(both.results[0])
+    block.insert_ops_before(reads, loop)
+    loop.detach()
+    loop.erase()
+    return grid, reads
 
 
 def split_off(
@@ -162,9 +243,11 @@ def map_grid(
     found: Sequence[Reduction],
     names: Sequence[str],
     threads: int,
+    atomic: bool = False,
 ) -> None:
     """Map the outlined grid loop: thread tx of block bx reduces iterations bx·T + tx, + G·T,
-    …; the block combines its T shares and thread 0 stores the total in the partials."""
+    …; the block combines its T shares and thread 0 stores the total in the partials (or,
+    `atomic`, adds it into the accumulators with one `memref.atomic_rmw`)."""
     entry: Block = kernel.body.block
     bx = gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
     tx = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
@@ -179,11 +262,26 @@ def map_grid(
     guard.attributes[MAPPING] = StringAttr("one thread")
     then = guard.then_region.block
     for r, partials in zip(found, names, strict=True):
-        array = _get(partials, loop.results[r.position].type)
-        index = AffineMapAttr(AffineMap.identity(1))
-        store = affine.StoreOp(loop.results[r.position], array.memref, [bx.result], index)
+        element = loop.results[r.position].type
+        value = loop.results[r.position]
+        ops: list[Operation]
+        if atomic:
+            array = _get(partials, element, 1)
+            zero = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
+            kind = atomic_kind(r, element)
+            assert kind is not None
+            add = memref.AtomicRMWOp.build(
+                operands=[value, array.memref, [zero.result]],
+                result_types=[element],
+                properties={"kind": IntegerAttr(kind, i64)},
+            )
+            ops = [array, zero, add]
+        else:
+            array = _get(partials, element)
+            index = AffineMapAttr(AffineMap.identity(1))
+            ops = [array, affine.StoreOp(value, array.memref, [bx.result], index)]
         assert then.last_op is not None
-        then.insert_ops_before([array, store], then.last_op)
+        then.insert_ops_before(ops, then.last_op)
     block = loop.parent_block()
     assert block is not None
     block.insert_op_before(guard, after)
@@ -191,6 +289,9 @@ def map_grid(
     reduce_over_block(loop, found, shares, entry)
     mark_sequential(kernel)
     kernel.attributes[MAPPING] = DictionaryAttr(
-        {"grid_reduction": StringAttr(loop_name(loop) or "?"), "blocks": StringAttr("partials")}
+        {
+            "grid_reduction": StringAttr(loop_name(loop) or "?"),
+            "blocks": StringAttr("atomics" if atomic else "partials"),
+        }
     )
     kernel.known_block_size = DenseArrayBase.from_list(i32, [threads, 1, 1])

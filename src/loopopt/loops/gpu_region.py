@@ -73,6 +73,7 @@ from loopopt.loops.gpu_map import (
     move_body,
 )
 from loopopt.loops.gpu_plan import KernelPlan, coalescing_score
+from loopopt.loops.gpu_warp import butterfly, warp_width
 from loopopt.loops.nest import body_ops, enclosing_loops, loop_name, loops_in, step_of
 from loopopt.loops.outline import defined_outside
 from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
@@ -196,9 +197,15 @@ def reduce_over_block(
     loop: affine.ForOp, found: Sequence[Reduction], threads: Threads, entry: Block
 ) -> affine.ForOp:
     """Each thread reduces iterations t, t + T, … from the neutral element; the block then
-    combines the T partial results (of each lane) in a workgroup buffer (a tree of
-    ceil(log2 T) levels, a barrier after each) and every thread reads the total, combined with
-    the loop's initial value. Returns the thread's partial loop."""
+    combines the T partial results (of each lane) in a workgroup buffer, a tree with a barrier
+    after each level, down to W of them, and every thread combines those W by warp shuffles
+    (loops/gpu_warp: W = 32 where T is a multiple of 32); thread 0 hands the total to all
+    (`_shuffle_totals`), which combine the loop's initial value with it. With lanes (threads
+    along y, `map_lanes`) a warp holds 32 lanes' partials, not one lane's, so no shuffle
+    applies: the tree runs to the end (W = 1) and every thread reads the total of its lane
+    from the buffer. Transposing the roles (warp y reduces lane y's partials, then a barrier
+    hands each lane its total) would save levels only where a lane has 32 threads.
+    Returns the thread's partial loop."""
     block = loop.parent_block()
     assert block is not None
     neutral = neutral_values(loop, found)
@@ -223,9 +230,11 @@ def reduce_over_block(
     for r, buffer in zip(found, buffers, strict=True):
         ops.append(_store(partial.results[r.position], buffer, builder, [t, *lane]))
     ops.append(gpu.BarrierOp())
+    elements = [partial.results[r.position].type for r in found]
+    width = 1 if threads.lane is not None else warp_width(threads.count, elements)
     count = threads.count
-    while count > 1:
-        half = (count + 1) // 2
+    while count > width:
+        half = max(width, (count + 1) // 2)
         guard = affine_if(builder, [AffineExpr.constant(count - half - 1) - t])
         then = guard.then_region.block
         for r, buffer in zip(found, buffers, strict=True):
@@ -238,18 +247,56 @@ def reduce_over_block(
             )
         ops += [guard, gpu.BarrierOp()]
         count = half
+    if width == 1:
+        results = [_load(buffer, builder, [AffineExpr.constant(0), *lane]) for buffer in buffers]
+        ops += [*results, gpu.BarrierOp()]  # the buffer is reused by the next reduction
+    else:
+        results = _shuffle_totals(found, buffers, threads, width, entry, builder, ops)
     totals: list[SSAValue] = []
-    for r, buffer, init in zip(found, buffers, initial, strict=True):
-        total = _load(buffer, builder, [AffineExpr.constant(0), *lane])
-        final = merge(r, init, total.results[0])
-        ops += [total, final]
+    for r, result, init in zip(found, results, initial, strict=True):
+        final = merge(r, init, result.results[0])
+        ops.insert(ops.index(result) + 1, final)
         totals.append(final.results[0])
-    ops.append(gpu.BarrierOp())
     for uses, total in zip(users, totals, strict=True):
         for use in uses:
             use.operation.operands[use.index] = total
     block.insert_ops_before(ops, after)
     return partial
+
+
+def _shuffle_totals(
+    found: Sequence[Reduction],
+    buffers: Sequence[SSAValue],
+    threads: Threads,
+    width: int,
+    entry: Block,
+    builder: BoundBuilder,
+    ops: list[Operation],
+) -> list[affine.LoadOp]:
+    """Every thread combines partials `t mod width` by a butterfly (loops/gpu_warp); thread 0
+    stores its total in a workgroup cell that every thread reads after a barrier, so the
+    total is one block-uniform value (the divergence analysis sees a uniform load; the
+    tree's buffer may be read by other warps still, hence a cell of its own). The next use
+    of the cell or the buffer comes after the next reduction's first barrier."""
+    t = builder.dim(threads.index)
+    guard = affine_if(builder, [], [t])
+    then = guard.then_region.block
+    cells: list[SSAValue] = []
+    for r, buffer in zip(found, buffers, strict=True):
+        mine = _load(buffer, builder, [t % width])
+        shuffles, value = butterfly(r, mine.results[0], width, threads.count, threads.index)
+        ops += [mine, *shuffles]
+        element = mine.results[0].type
+        cell = memref.AllocaOp.get(element, shape=[1], memory_space=_workgroup())
+        cell.memref.name_hint = "reduced"
+        entry.insert_op_before(cell, _after_ids(entry))
+        cells.append(cell.memref)
+        store = _store(value, cell.memref, builder, [AffineExpr.constant(0)])
+        then.insert_op_before(store, then.last_op)  # type: ignore[arg-type]
+    ops += [guard, gpu.BarrierOp()]
+    results = [_load(cell, builder, [AffineExpr.constant(0)]) for cell in cells]
+    ops += results
+    return results
 
 
 def _block_level_stores(region: affine.ForOp, spread: Sequence[affine.ForOp]) -> list[Operation]:

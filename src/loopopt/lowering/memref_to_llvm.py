@@ -25,6 +25,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.lowering.atomic import AtomicRMWLowering
 from loopopt.lowering.gpu_constant import GetGlobalLowering
 from loopopt.lowering.llvm_common import (
     PTR,
@@ -243,4 +244,10 @@ def producer_patterns(state: LoweringState) -> list[RewritePattern]:
 
 
 def user_patterns(state: LoweringState) -> list[RewritePattern]:
-    return [LoadLowering(state), StoreLowering(state), DimLowering(state), DeallocLowering(state)]
+    return [
+        LoadLowering(state),
+        StoreLowering(state),
+        DimLowering(state),
+        DeallocLowering(state),
+        AtomicRMWLowering(state),
+    ]

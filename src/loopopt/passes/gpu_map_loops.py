@@ -59,7 +59,16 @@ from loopopt.dialects.loopopt import (
     POINTER_ALIGN_ATTR,
 )
 from loopopt.loops.gpu_barrier import dependence_requirements
-from loopopt.loops.gpu_grid import GRID_BLOCKS, grid_reducible, map_grid, scratch, split_off
+from loopopt.loops.gpu_grid import (
+    GRID_BLOCKS,
+    atomic_reducible,
+    grid_reducible,
+    map_grid,
+    reset_ops,
+    scratch,
+    split_off,
+    split_off_atomic,
+)
 from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
 from loopopt.loops.gpu_map import MappedDim, constant_trip, launch_sizes, realize
@@ -78,7 +87,7 @@ from loopopt.loops.outline import kernel_module, kernel_name, outline
 from loopopt.passes import LoopoptPass
 from loopopt.target import THREADS_PER_BLOCK, register_cap
 
-REDUCTIONS = ("auto", "thread", "block", "lanes")
+REDUCTIONS = ("auto", "thread", "block", "lanes", "grid-atomic")
 """The strategies of `reductions=` (see GpuMapLoopsPass.reductions)."""
 
 VECTOR_BYTES = 16
@@ -116,7 +125,11 @@ class GpuMapLoopsPass(LoopoptPass):
     block 32 iterations of a lone parallel loop side by side (threadIdx.x), each shared out over
     its own threads along y. `auto` (unless `block=` is given) takes `block` where an inner loop
     reads memory more contiguously than the parallel loop would (row sums, A·x), else `lanes`
-    where a thread per iteration would leave the GPU idle (column sums, Aᵀ·x), else `thread`."""
+    where a thread per iteration would leave the GPU idle (column sums, Aᵀ·x), else `thread`.
+    A large reduction that starts a region is shared out over a grid: its blocks write partial
+    results that the region combines in order (deterministic), or, with `grid-atomic` (else as
+    `auto`), add them into an accumulator atomically (the order of the additions varies:
+    loops/gpu_grid)."""
     func: str | None = None
     """Only this function."""
 
@@ -166,12 +179,12 @@ class _Host:
     def kernel(self, item: Kernel) -> None:
         choice = self.options.reductions
         if choice != "thread" and not self.options.block:
-            if choice in ("auto", "block") and inner_work_spreads(
+            if choice in ("auto", "block", "grid-atomic") and inner_work_spreads(
                 item.plan, collect_accesses(item.op)
             ):
                 self.block_kernel(item)
                 return
-            per_lane = lanes_pay(item.plan) if choice in ("auto", "lanes") else 0
+            per_lane = lanes_pay(item.plan) if choice in ("auto", "lanes", "grid-atomic") else 0
             if per_lane:
                 self.lanes_kernel(item, per_lane)
                 return
@@ -234,7 +247,11 @@ class _Host:
     def region(self, item: Region) -> None:
         found = grid_reducible(item.ops[0])
         if found is not None and self.options.region_threads > 1:
-            item.ops[0] = self.grid_reduction(item.ops[0], found)  # type: ignore[arg-type]
+            loop: affine.ForOp = item.ops[0]  # type: ignore[assignment]
+            if self.options.reductions == "grid-atomic" and atomic_reducible(loop, found):
+                item.ops[0:1] = self.atomic_grid_reduction(loop, found)
+            else:
+                item.ops[0] = self.grid_reduction(loop, found)
         loop = wrap(item.ops)
         one = self.constant(1, loop)
         threads = self.constant(self.options.region_threads, loop)
@@ -256,6 +273,28 @@ class _Host:
         map_grid(kernel, grid, found, names, threads)
         self.launch_bounds(kernel, threads)
         return combine
+
+    def atomic_grid_reduction(self, loop: affine.ForOp, found: list[Reduction]) -> list[Operation]:
+        """Launch a one-thread kernel that resets the accumulators, then a grid that adds into
+        them atomically; the ops reading them take `loop`'s place in the region."""
+        names = scratch(kernel_module(self.module), loop, found, count=1)
+        grid, reads = split_off_atomic(loop, found, names)
+        block = grid.parent_block()
+        assert block is not None
+        ops = reset_ops(grid, found, names)
+        block.insert_ops_before(ops, grid)
+        reset = wrap(ops)
+        one = self.constant(1, reset)
+        kernel, _ = self.outline(reset, [one, one, one], [one, one, one], None)
+        map_region(kernel, reset, 1, self.options.name)
+        threads = self.options.region_threads
+        blocks = self.constant(GRID_BLOCKS, grid)
+        width = self.constant(threads, grid)
+        one = self.constant(1, grid)
+        kernel, _ = self.outline(grid, [blocks, one, one], [width, one, one], None)
+        map_grid(kernel, grid, found, names, threads, atomic=True)
+        self.launch_bounds(kernel, threads)
+        return reads
 
     def set_threads(
         self, launch: gpu.LaunchFuncOp, threads: SSAValue, mapped: int, one: SSAValue

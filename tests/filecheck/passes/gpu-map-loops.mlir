@@ -11,7 +11,9 @@
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{region-threads=2048}' 2>&1 | filecheck %s --check-prefix=REGION
 // REGION: error: gpu-map-loops: region-threads=2048 is outside 1..1024
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{reductions=warp}' 2>&1 | filecheck %s --check-prefix=REDUCTIONS
-// REDUCTIONS: error: gpu-map-loops: reductions must be auto, thread, block, lanes, not 'warp'
+// REDUCTIONS: error: gpu-map-loops: reductions must be auto, thread, block, lanes, grid-atomic, not 'warp'
+// RUN: sed -n '/^\/\/ GRID SUM/,/^\/\/ END OF GRID SUM/p' %s | loopopt-opt - -p gpu-map-loops | filecheck %s --check-prefix=PARTIALS
+// RUN: sed -n '/^\/\/ GRID SUM/,/^\/\/ END OF GRID SUM/p' %s | loopopt-opt - -p 'gpu-map-loops{reductions=grid-atomic}' | filecheck %s --check-prefix=ATOMIC
 // RUN: sed -n '/^\/\/ ROW SUMS/,/^\/\/ END OF ROW SUMS/p' %s | loopopt-opt - -p 'gpu-map-loops{reductions=thread}' | filecheck %s --check-prefix=THREAD
 // SIZES: error: gpu-map-loops: block=16,16,16 has 3 sizes but 1 loop(s) are mapped (x=i)
 // MAXREG: error: gpu-map-loops: max-registers=300 is outside 16..255 (the most that blocks of 256 threads allow; use cap)
@@ -253,13 +255,16 @@ func.func @host_store(%A: memref<8x32xf32>) {
 // The parallel j loop uses %s, a sum the device computes: values cannot cross from one kernel
 // to another, so both nests form one region of one block. The sum is a reduction: each of the
 // 256 threads adds every 256th element from 0.0, the block combines the partial sums in a
-// workgroup buffer (halving the active threads, a barrier after each step: 8 steps), and every
-// thread reads the total (plus the initial value). The j loop is spread over the threads.
+// workgroup buffer (halving the active threads, a barrier after each step) down to 32, and every
+// warp combines those 32 by 5 butterfly shuffles (no barrier among them); thread 0 hands its
+// total to all through the %reduced cell (a block-uniform value), which add the initial value.
+// The j loop is spread over the threads.
 // CHECK-LABEL: func.func @normalize
 // CHECK:         gpu.launch_func @kernels::@normalize_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%X : memref<100xf32>, %Y : memref<100xf32>)
 // CHECK:         gpu.func @normalize_k0
 // CHECK-SAME:      known_block_size = array<i32: 256, 1, 1>, loopopt.mapping = {region = "one block", threads_x = "j, i"}
 // CHECK-NEXT:      %tx = gpu.thread_id x
+// CHECK-NEXT:      %reduced = memref.alloca() : memref<1xf32, 3 : i64>
 // CHECK-NEXT:      %partials = memref.alloca() : memref<256xf32, 3 : i64>
 // CHECK:           %[[ZERO:[0-9]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:      %s = affine.for %i = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 iter_args(%acc = %[[ZERO]]) -> (f32) {
@@ -273,10 +278,21 @@ func.func @host_store(%A: memref<8x32xf32>) {
 // CHECK-NEXT:        affine.store %[[BOTH]], %partials[%tx]
 // CHECK-NEXT:      }
 // CHECK-NEXT:      gpu.barrier
-// CHECK-COUNT-7:   gpu.barrier
-// CHECK-NEXT:      %[[TOTAL:.*]] = affine.load %partials[0]
-// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
+// CHECK-COUNT-2:   gpu.barrier
+// CHECK-NEXT:      %[[P:.*]] = affine.load %partials[%tx mod 32]
+// CHECK-NEXT:      %[[ALL:.*]] = arith.constant -1 : i32
+// CHECK-NEXT:      %[[CLAMP:.*]] = arith.constant 31 : i32
+// CHECK-NEXT:      %[[C16:.*]] = arith.constant 16 : i32
+// CHECK-NEXT:      %[[S16:.*]] = nvvm.shfl.sync bfly %[[ALL]], %[[P]], %[[C16]], %[[CLAMP]] : f32 -> f32
+// CHECK-NEXT:      %[[P16:.*]] = arith.addf %[[P]], %[[S16]] : f32
+// CHECK-COUNT-4:   nvvm.shfl.sync bfly %[[ALL]]
+// CHECK-NEXT:      %[[WARP:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:      affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
+// CHECK-NEXT:        affine.store %[[WARP]], %reduced[0] : memref<1xf32, 3 : i64>
+// CHECK-NEXT:      }
 // CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      %[[TOTAL:.*]] = affine.load %reduced[0]
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
 // CHECK-NEXT:      affine.for %j = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 {
 // CHECK:             arith.divf %{{.*}}, %[[SUM]] : f32
 // CHECK:           } {loopopt.name = "j", loopopt.mapping = "threads x"}
@@ -338,8 +354,8 @@ func.func @steps(%Y: memref<64xf32>, %Z: memref<64xf32>) {
 
 // ROW SUMS: the j loop reduces A's rows, contiguous along j, while a thread per row (i, the
 // loop threadIdx.x would get) would read along columns. So each row gets a block: blockIdx.x
-// picks i, its 256 threads share out j (coalesced), combine their sums in a tree, and thread
-// 0 stores. reductions=thread keeps a thread per row (the THREAD prefix).
+// picks i, its 256 threads share out j (coalesced), combine their sums in a tree and warp
+// shuffles, and thread 0 stores. reductions=thread keeps a thread per row (the THREAD prefix).
 // CHECK-LABEL: func.func @rowsums
 // CHECK:         gpu.launch_func @kernels::@rowsums_k0 blocks in (%c300, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK:         gpu.func @rowsums_k0
@@ -348,7 +364,9 @@ func.func @steps(%Y: memref<64xf32>, %Z: memref<64xf32>) {
 // CHECK:           %s = affine.for %j = affine_map<(d0) -> (d0)>(%tx) to 500 step 256 iter_args
 // CHECK-NEXT:        affine.load %A[%i, %j]
 // CHECK:           } {loopopt.name = "j", loopopt.mapping = "threads x reduction"}
-// CHECK:           %[[TOTAL:.*]] = affine.load %partials[0]
+// CHECK:           affine.load %partials[%tx mod 32]
+// CHECK-COUNT-5:   nvvm.shfl.sync bfly
+// CHECK:           %[[TOTAL:.*]] = affine.load %reduced[0]
 // CHECK-NEXT:      %[[SUM:.*]] = arith.addf %zero, %[[TOTAL]] : f32
 // CHECK:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
 // CHECK-NEXT:        affine.store %[[SUM]], %out[%i]
@@ -374,7 +392,8 @@ func.func @rowsums(%A: memref<300x500xf32>, %out: memref<300xf32>) {
 // Column sums of 45 columns: a thread per column would leave the GPU idle, and each column's
 // reduction can be shared out. So a block runs 32 columns side by side (thread x: the lanes,
 // whose loads of a row are contiguous), each column shared out over 32 threads along y with
-// a tree per lane in a 32x32 workgroup buffer. Lanes past column 44 compute column 44 again
+// a tree per lane in a 32x32 workgroup buffer (no shuffles: a warp holds 32 lanes, not one
+// lane's partial sums). Lanes past column 44 compute column 44 again
 // (the index is clamped, so every load stays in bounds) and store nothing.
 // CHECK-LABEL: func.func @colsums
 // CHECK:         gpu.launch_func @kernels::@colsums_k0 blocks in (%c2, %c1, %c1) threads in (%c32, %c32_1, %c1)
@@ -419,6 +438,7 @@ func.func @colsums(%A: memref<53x45xf32>, %out: memref<45xf32>) {
 // CHECK-SAME:      loopopt.mapping = {grid_reduction = "i", blocks = "partials"}
 // CHECK:           %g = affine.apply affine_map<(d0, d1) -> (((d0 * 256) + d1))> (%bx, %tx)
 // CHECK:           %s = affine.for %i = affine_map<(d0) -> (d0)>(%g) to 262144 step 262144 iter_args
+// CHECK:           affine.store %{{.*}}, %reduced[0]
 // CHECK:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
 // CHECK-NEXT:        %[[P:.*]] = memref.get_global @__partials_0 : memref<1024xf32, 1 : i64>
 // CHECK-NEXT:        affine.store %{{.*}}, %[[P]][%bx] : memref<1024xf32, 1 : i64>
@@ -559,6 +579,50 @@ func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x9
 // END OF TILED CASE
 
 // -----
+
+// GRID SUM: a sum of 2^20 elements from %init. By default (PARTIALS) 1024 blocks write their
+// totals to @__partials_0 and the region adds them in order to %init: deterministic. With
+// reductions=grid-atomic (ATOMIC) a one-thread kernel sets the accumulator @__total_0 to 0.0,
+// the blocks add into it atomically, and the region adds %init to it, once.
+// PARTIALS-LABEL: func.func @atomic_sum
+// PARTIALS:         gpu.launch_func @kernels::@atomic_sum_k0 blocks in (%c1024
+// PARTIALS:         gpu.launch_func @kernels::@atomic_sum_k1 blocks in (%c1
+// PARTIALS:         gpu.func @atomic_sum_k0
+// PARTIALS-SAME:      loopopt.mapping = {grid_reduction = "i", blocks = "partials"}
+// PARTIALS:           affine.store %{{.*}}, %{{.*}}[%bx] : memref<1024xf32, 1 : i64>
+// PARTIALS:         gpu.func @atomic_sum_k1
+// PARTIALS:           affine.for %i_blocks = {{.*}} to 1024 step 256 iter_args
+// ATOMIC-LABEL: func.func @atomic_sum
+// ATOMIC:         gpu.launch_func @kernels::@atomic_sum_k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+// ATOMIC:         gpu.launch_func @kernels::@atomic_sum_k1 blocks in (%c1024
+// ATOMIC:         gpu.launch_func @kernels::@atomic_sum_k2 blocks in (%c1
+// ATOMIC:         "memref.global"() <{sym_name = "__total_0", type = memref<1xf32, 1 : i64>
+// ATOMIC:         gpu.func @atomic_sum_k0()
+// ATOMIC-NEXT:      %total = memref.get_global @__total_0
+// ATOMIC-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// ATOMIC-NEXT:      affine.store %[[ZERO]], %total[0]
+// ATOMIC:         gpu.func @atomic_sum_k1
+// ATOMIC-SAME:      loopopt.mapping = {grid_reduction = "i", blocks = "atomics"}
+// ATOMIC:           affine.store %{{.*}}, %reduced[0]
+// ATOMIC:           affine.if affine_set<(d0) : (d0 == 0)>(%tx) {
+// ATOMIC-NEXT:        %total = memref.get_global @__total_0
+// ATOMIC-NEXT:        %[[C0:.*]] = arith.constant 0 : index
+// ATOMIC-NEXT:        "memref.atomic_rmw"(%{{.*}}, %total, %[[C0]]) <{kind = 0 : i64}>
+// ATOMIC:         gpu.func @atomic_sum_k2(%out: memref<1xf32>, %init: f32)
+// ATOMIC-NEXT:      %total = memref.get_global @__total_0
+// ATOMIC-NEXT:      %[[T:.*]] = affine.load %total[0]
+// ATOMIC-NEXT:      %[[S:.*]] = arith.addf %init, %[[T]] : f32
+// ATOMIC-NEXT:      affine.store %[[S]], %out[0]
+func.func @atomic_sum(%X: memref<1048576xf32>, %out: memref<1xf32>, %init: f32) {
+  %s = affine.for %i = 0 to 1048576 iter_args(%acc = %init) -> (f32) {
+    %x = affine.load %X[%i] : memref<1048576xf32>
+    %a = arith.addf %acc, %x : f32
+    affine.yield %a : f32
+  } {loopopt.name = "i"}
+  affine.store %s, %out[0] : memref<1xf32>
+  return
+}
+// END OF GRID SUM
 
 // NEGATIVE CASES, from here on: each chunk is refused by gpu-map-loops (RUN line 5).
 // A 64x32 tile would need 2048 threads per block.
