@@ -223,9 +223,10 @@ func.func @prefix(%A: memref<64xf32>) {
 
 // -----
 
-// The time loop t stays on the host; the store in it runs on the device as a one-thread
-// region kernel before the launch of the parallel nest, in the order of the source. The host
-// loop's IV is an argument of both kernels.
+// The time loop t stays on the host (its two statements feed each other, so it cannot be
+// split); the store in it runs on the device as a one-thread region kernel before the launch of
+// the parallel nest, in the order of the source. The host loop's IV is an argument of both
+// kernels.
 // CHECK-LABEL: func.func @host_store
 // CHECK:         affine.for %t = 1 to 8 {
 // CHECK:           gpu.launch_func @kernels::@host_store_k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%A : memref<8x32xf32>, %t : index)
@@ -233,17 +234,17 @@ func.func @prefix(%A: memref<64xf32>) {
 // CHECK-NEXT:    } {loopopt.name = "t", loopopt.mapping = "host"}
 // CHECK:         gpu.func @host_store_k0(%A: memref<8x32xf32>, %t: index) kernel
 // CHECK-SAME:      loopopt.mapping = {region = "one thread"}
-// CHECK-NEXT:      %z = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %z = affine.load %A[%t + -1, 1] : memref<8x32xf32>
 // CHECK-NEXT:      affine.store %z, %A[%t, 0] : memref<8x32xf32>
 // CHECK-NEXT:      gpu.return
 // CHECK:         gpu.func @host_store_k1(%A: memref<8x32xf32>, %t: index) kernel
 // CHECK-SAME:      loopopt.mapping = {block_x = "i_t", thread_x = "i"}
 func.func @host_store(%A: memref<8x32xf32>) {
-  %z = arith.constant 0.0 : f32
   affine.for %t = 1 to 8 {
+    %z = affine.load %A[%t - 1, 1] : memref<8x32xf32>
     affine.store %z, %A[%t, 0] : memref<8x32xf32>
     affine.for %i = 1 to 32 {
-      %p = affine.load %A[%t - 1, %i] : memref<8x32xf32>
+      %p = affine.load %A[%t - 1, %i - 1] : memref<8x32xf32>
       affine.store %p, %A[%t, %i] : memref<8x32xf32>
     } {loopopt.name = "i"}
   } {loopopt.name = "t"}
@@ -494,6 +495,34 @@ func.func @gemm_imperfect(%C: memref<40x50xf32>, %A: memref<40x30xf32>, %B: memr
   } {loopopt.name = "i"}
   return
 }
+
+// -----
+
+// A loop that carries a dependence but whose statements do not feed each other is split into
+// one loop per statement group (gpu_host.split_sequential): the zeroing of column 0 becomes a
+// kernel of its own, and in the copy loop the parallel i moves outside t, so two launches
+// replace a host loop of 14.
+// CHECK-LABEL: func.func @split_time
+// CHECK-NOT:     affine.for
+// CHECK:         gpu.launch_func @kernels::@split_time_k0
+// CHECK-NOT:     affine.for
+// CHECK:         gpu.launch_func @kernels::@split_time_k1
+// CHECK:         gpu.func @split_time_k0
+// CHECK-SAME:      loopopt.mapping = {block_x = "t_t", thread_x = "t"}
+// CHECK:         gpu.func @split_time_k1
+// CHECK-SAME:      loopopt.mapping = {block_x = "i_t", thread_x = "i"}
+// CHECK:           affine.for %t = 1 to 8 {
+func.func @split_time(%A: memref<8x32xf32>) {
+  %z = arith.constant 0.0 : f32
+  affine.for %t = 1 to 8 {
+    affine.store %z, %A[%t, 0] : memref<8x32xf32>
+    affine.for %i = 1 to 32 {
+      %p = affine.load %A[%t - 1, %i] : memref<8x32xf32>
+      affine.store %p, %A[%t, %i] : memref<8x32xf32>
+    } {loopopt.name = "i"}
+  } {loopopt.name = "t"}
+  return
+}
 // END OF DEFAULT CASES
 
 // -----
@@ -675,3 +704,4 @@ func.func @local_tile(%A: memref<64xf32>, %B: memref<64xf32>) {
   } {loopopt.name = "i_t"}
   return
 }
+
