@@ -70,6 +70,10 @@ class PipelineCopiesPass(LoopoptPass):
     cp_async: bool = False
     """`async`: cp.async copies straight into a ring of shared tiles (sm_80+)."""
 
+    def spelled_out(self) -> tuple[str, ...]:
+        """A ring's size is printed even at the default (`stages=2 async`)."""
+        return ("stages",) if self.cp_async else ()
+
     @classmethod
     def from_spec(cls, spec: ArgSpec) -> Self:
         params = dict(spec.parameters)
