@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import affine
+from xdsl.dialects import affine, memref
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free
 
@@ -163,10 +163,10 @@ def split_sequential(loop: affine.ForOp, pass_name: str) -> list[Operation]:
     """`loop` (it carries a dependence) split into the finest legal statement groups, after its
     inner loops that carry one are split the same way; `[loop]` unchanged when it stays one
     group (a time loop whose nests feed each other, lu's `k`, durbin's scalar recurrence)."""
-    copy = loop.clone()
     block = loop.parent_block()
-    if block is None:
+    if block is None or not _several_statements(loop):
         return [loop]
+    copy = loop.clone()
     block.insert_op_before(copy, loop)
     for inner in list(body_ops(copy)):
         if isinstance(inner, affine.ForOp) and not inner.results and not is_parallel(inner):
@@ -184,6 +184,18 @@ def split_sequential(loop: affine.ForOp, pass_name: str) -> list[Operation]:
     loop.detach()
     loop.erase()
     return parts
+
+
+def _several_statements(root: Operation) -> bool:
+    """Some block under `root` holds two or more loops or stores (what distribution could put in
+    loops of their own); a quick test before any dependence analysis."""
+    for op in root.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                kinds = (affine.ForOp, affine.StoreOp, memref.StoreOp)
+                if sum(isinstance(inner, kinds) for inner in block.ops) >= 2:
+                    return True
+    return False
 
 
 def parallel_first(root: affine.ForOp, pass_name: str) -> affine.ForOp:
