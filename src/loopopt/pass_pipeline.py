@@ -27,6 +27,7 @@ from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from loopopt.diagnostics import LoopoptError, in_stage, op_location
+from loopopt.progress import phase
 
 LOCATION = "<pipeline>"
 """The file name of locations in pipeline text."""
@@ -64,9 +65,9 @@ def apply_passes(
     """Apply `passes` in order, calling `after(p, module)` after each (verification, printing).
     An exception that is not a diagnostic carries a note naming the pass (see
     `diagnostics.internal_error`); a diagnostic without a location (a pass's options) gets the
-    module's, the start of the input."""
+    module's, the start of the input. A pass that runs over 2 s says so (progress.py)."""
     for p in passes:
-        with in_stage(p.name):
+        with in_stage(p.name), phase(p.name):
             try:
                 p.apply(ctx, module)
             except LoopoptError as e:

@@ -1,12 +1,15 @@
 """`loopopt`: run a loop nest through a pipeline and check it, or tune its schedule by measuring.
 
     loopopt run [FILE] [--func NAME] [-p PIPELINE] [--target auto|gpu|cpu] [--repeat N]
+                [--no-cache]
     loopopt tune FILE --func NAME --budget N [--device sm_90] [--target auto|gpu|cpu]
                  [--cache DIR] [--output PIPELINE_FILE] [--top K] [--jobs J] [--timeout S]
 
 `run`: with no FILE, the bundled matmul example. Every memref argument gets fresh random data;
 the transformed function runs on the target, the original on the CPU, and the results are
-compared. Prints where it ran, the median time and the largest relative difference.
+compared. Prints where it ran, the median time and the largest relative difference. Compiled
+kernels come from the on-disk cache where an earlier run made them (loopopt/cache.py;
+`--no-cache`: compiled again, nothing stored).
 
 `tune`: summarizes the nest, enumerates its candidate schedules for the device, ranks them by
 the cost model, measures the top N (schedule/tune.py: verified, cached, errors as +inf) and
@@ -96,9 +99,10 @@ def run_command(args: argparse.Namespace) -> int:
         target = "gpu" if cuda.available() else "cpu"
     default = GPU_PIPELINE if target == "gpu" else CPU_PIPELINE
     pipeline = args.passes if args.passes is not None else default
-    kern = loopopt.compile(module, func_name, pipeline=pipeline, target=target)
+    cache = not args.no_cache
+    kern = loopopt.compile(module, func_name, pipeline=pipeline, target=target, cache=cache)
     reference = [a.copy() for a in inputs]
-    loopopt.compile(module, func_name, target="cpu")(*reference)
+    loopopt.compile(module, func_name, target="cpu", cache=cache)(*reference)
     got = [a.copy() for a in inputs]
     kern(*got)
     worst = (
@@ -222,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.add_argument("-p", "--passes", default=None, help="pipeline (default: a tiled schedule)")
     run.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
     run.add_argument("--repeat", type=_positive, default=10, help="timed runs (default 10)")
+    run.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
     run.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     tune = commands.add_parser("tune", help="measure the cost model's top schedules, keep the best")
     tune.add_argument("file", help="MLIR file with the loop nest")
@@ -229,7 +234,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     tune.add_argument("--budget", type=_positive, required=True, help="candidates to measure")
     tune.add_argument("--device", default=None, help="sm_80|sm_89|sm_90|H100|H200 (cost model)")
     tune.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
-    tune.add_argument("--cache", default=None, help="cache folder (default: $LOOPOPT_CACHE_DIR)")
+    tune.add_argument(
+        "--cache", default=None, help="cache folder (default: $LOOPOPT_CACHE_DIR/tune)"
+    )
     tune.add_argument("--output", default=None, help="file for the winner's pipeline")
     tune.add_argument("--top", type=_positive, default=10, help="table rows (default 10)")
     tune.add_argument("--jobs", type=int, default=None, help="build processes (0: none)")
