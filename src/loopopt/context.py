@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, scf
@@ -52,6 +53,15 @@ class LocatingParser(Parser):
         self._text = text
         self._name = name
         self._line_offset = line_offset
+        self._line_starts: list[int] | None = None
+        """Offsets where lines begin (made on first use: counting newlines per op is quadratic)."""
+
+    def _line_and_column(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of `offset` in the text."""
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self._text)]
+        line = bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
 
     def _at_op_name(self, e: ParseError) -> ParseError:
         """xDSL reports an unregistered op at the token after its name; point at the name."""
@@ -101,8 +111,8 @@ class LocatingParser(Parser):
         except NotImplementedError as e:  # xDSL's affine expressions: semi-affine products
             raise self._unsupported(e) from None
         if isinstance(op.location, UnknownLoc):
-            line = self._text.count("\n", 0, start) + 1 + self._line_offset
-            column = start - (self._text.rfind("\n", 0, start) + 1) + 1
+            line, column = self._line_and_column(start)
+            line += self._line_offset
             op.location = FileLineColLoc(StringAttr(self._name), IntAttr(line), IntAttr(column))
         return op
 
