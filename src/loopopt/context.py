@@ -18,6 +18,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
 from loopopt.dialects.nvvm import NVVM
+from loopopt.input_checks import check_input
 from loopopt.iteration_buffers import sink_iteration_buffers
 
 
@@ -130,20 +131,24 @@ def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None) -
 
 
 def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> ModuleOp:
-    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`); buffers
-    that loopopt's text holds at a function's entry go back into their loops
-    (`iteration_buffers`)."""
-    parser = LocatingParser(ctx, text, name, line_offset)
+    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`), with
+    what MLIR refuses and xDSL does not (`input_checks`); buffers that loopopt's text holds at
+    a function's entry go back into their loops (`iteration_buffers`)."""
     try:
+        parser = LocatingParser(ctx, text, name, line_offset)  # lexes the first token
         module = parser.parse_module()
     except ParseError as e:
         loc = e.span.get_location()
-        raise LoopoptError(e.msg, location=f"{name}:{loc.line + line_offset}:{loc.col}") from None
+        message = e.msg
+        if not text[e.span.start :].strip():  # xDSL says " in block definition"
+            message = "unexpected end of input: a '}' is missing"
+        raise LoopoptError(message, location=f"{name}:{loc.line + line_offset}:{loc.col}") from None
     except VerifyException as e:  # raised by op constructors while parsing
         loc = parser.pos_location()
         raise LoopoptError(f"invalid IR: {_first_line(e)}", location=loc) from None
     sink_iteration_buffers(module)
     verify_ir(module, "invalid IR")
+    check_input(module)
     return module
 
 
