@@ -111,6 +111,9 @@ class LocatingParser(Parser):
             raise self._at_op_name(e) from None
         except NotImplementedError as e:  # xDSL's affine expressions: semi-affine products
             raise self._unsupported(e) from None
+        except VerifyException as e:  # an op constructor refused it: at the op's start
+            span = Span(start, start + 1, self._current_token.span.input)
+            raise ParseError(span, f"invalid IR: {_first_line(e)}") from None
         if isinstance(op.location, UnknownLoc):
             line, column = self._line_and_column(start)
             line += self._line_offset
@@ -140,7 +143,7 @@ def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> Mod
     except ParseError as e:
         loc = e.span.get_location()
         message = e.msg
-        if not text[e.span.start :].strip():  # xDSL says " in block definition"
+        if e.msg.strip() == "in block definition" and not text[e.span.start :].strip():
             message = "unexpected end of input: a '}' is missing"
         raise LoopoptError(message, location=f"{name}:{loc.line + line_offset}:{loc.col}") from None
     except VerifyException as e:  # raised by op constructors while parsing

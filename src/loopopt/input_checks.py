@@ -104,6 +104,7 @@ def _is_dim(value: SSAValue) -> bool:
     if _top_level(value):
         return True
     op = value.op
-    if op.has_trait(Pure) and not op.regions:
+    pure = op.has_trait(Pure) or isinstance(op, affine.MinOp | affine_ext.MaxOp)
+    if pure and not op.regions:
         return all(_is_dim(v) for v in op.operands)
     return False

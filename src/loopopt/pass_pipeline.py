@@ -15,6 +15,7 @@ here.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Sequence
@@ -48,12 +49,37 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
             close = difflib.get_close_matches(arg_spec.name, available, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise _error(spec, offset, f"unknown pass '{arg_spec.name}'{hint}")
+        cls = loader()
         try:
-            passes.append(loader().from_pass_spec(arg_spec))
+            passes.append(cls.from_pass_spec(arg_spec))
         except (ValueError, TypeError, LoopoptError) as e:
             detail = e.message if isinstance(e, LoopoptError) else _first_line(e)
-            raise _error(spec, offset, f"{arg_spec.name}: {detail}") from None
+            unknown = _unknown_options(cls, arg_spec) if "not found" in detail else None
+            raise _error(spec, offset, unknown or f"{arg_spec.name}: {detail}") from None
+        for name, values in arg_spec.parameters.items():
+            for value in values:
+                if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+                    message = f"{arg_spec.name}: {name}={value} is out of range (64-bit integers)"
+                    raise _error(spec, offset, message)
     return passes
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _unknown_options(cls: type[ModulePass], arg_spec: ArgSpec) -> str | None:
+    """What is wrong with option names the pass does not have, in the pipeline's spelling
+    (xDSL names the dataclass fields: `["tile_sizes", ...]`)."""
+    known = [f.name.replace("_", "-") for f in dataclasses.fields(cls)]
+    for name in arg_spec.parameters:
+        if name.replace("_", "-") not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            return (
+                f"{arg_spec.name}: unknown option '{name}' ({hint}options: "
+                f"{', '.join(known) or 'none'})"
+            )
+    return None
 
 
 def apply_passes(
