@@ -11,9 +11,11 @@
 
 Valid indices are induction variables of `affine.for`/`affine.parallel`, values defined at the
 top of a function (arguments and ops directly in its body: MLIR's symbols), and the results of
-pure ops (constants, affine.apply, affine.min, index casts, ...) of valid indices, as MLIR's
-`isValidDim` allows. Only loopopt's input is checked; what
-its passes write is verified by the op verifiers (and read by mlir-opt in the tests).
+pure ops (constants, affine.apply, affine.min/max, arith, index casts) of valid indices. That is
+more than MLIR's `isValidDim` takes (it allows affine.apply only; loopopt's pipeline-copies
+writes `arith.addi` and `affine.min` of loop variables), but never a value read from memory
+inside a loop. Only loopopt's input is checked; what its passes write is verified by the op
+verifiers (and read by mlir-opt in the tests).
 """
 
 from __future__ import annotations

@@ -335,3 +335,27 @@ def test_loopopt_cli(
     with pytest.raises(SystemExit) as exit:
         loopopt_cli.main(list(case.argv))
     _check(case, int(exit.value.code or 0), capsys.readouterr().err)
+
+
+TOP_LEVEL_INDEX = _ir(
+    "  %n = affine.load %I[0] : memref<4xindex>\n"
+    "  affine.for %j = 0 to 3 {\n"
+    "    %m = affine.apply affine_map<(d0)[s0] -> ((d0 + s0) mod 4)>(%j)[%n]\n"
+    "    %v = affine.load %A[%m] : memref<4xf32>\n"
+    "    %w = affine.load %A[%n] : memref<4xf32>\n"
+    "    %s = arith.addf %v, %w : f32\n"
+    "    affine.store %s, %A[%j] : memref<4xf32>\n"
+    "  }\n",
+    "%A: memref<4xf32>, %I: memref<4xindex>",
+)
+
+
+def test_indices_mlir_accepts_are_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A value loaded at the top of the function is a symbol, and affine.apply of symbols and
+    loop variables a dimension, as in MLIR (mlir-opt accepts this input too)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.mlir").write_text(TOP_LEVEL_INDEX)
+    assert loopopt_opt.run(["in.mlir", "-o", "out.mlir"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "out.mlir").exists()
