@@ -9,27 +9,28 @@
   one value of each `iter_args` type;
 - a function body whose last op is not `func.return`.
 
-Valid indices are induction variables of `affine.for`/`affine.parallel`, values defined at the
-top of a function (arguments and ops directly in its body: MLIR's symbols), and the results of
-pure ops (constants, affine.apply, affine.min/max, arith, index casts) of valid indices. That is
-more than MLIR's `isValidDim` takes (it allows affine.apply only; loopopt's pipeline-copies
-writes `arith.addi` and `affine.min` of loop variables), but never a value read from memory
-inside a loop. Only loopopt's input is checked; what its passes write is verified by the op
-verifiers (and read by mlir-opt in the tests).
+Valid indices are induction variables, values defined at the top of a function (arguments and
+ops directly in its body: MLIR's symbols), and what ops without regions compute from valid
+indices: everything but values read from memory inside a loop or carried by one (iter_args).
+That is more than MLIR's `isValidDim` takes (affine.apply only; loopopt's own passes write
+`arith.addi`, `affine.min`, thread ids and `memref.dim` of loop values), but never an index the
+dependence analysis could not see. Only loopopt's input is checked (and what the CPU JIT
+re-reads); what its passes write is verified by the op verifiers and read by mlir-opt in tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import affine, func
+from xdsl.dialects import affine, func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.traits import Pure
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
 
+_READS = {"affine.load", "memref.load", "memref.atomic_rmw", "llvm.load", "affine.vector_load"}
+"""Ops whose results come from memory."""
 _SCOPES = ("func.func", "gpu.func", "builtin.module", "gpu.module", "memref.alloca_scope")
 """Ops whose body's values are symbols (MLIR's AffineScope)."""
 
@@ -98,15 +99,15 @@ def _top_level(value: SSAValue) -> bool:
 
 
 def _is_dim(value: SSAValue) -> bool:
-    if isinstance(value, BlockArgument):
-        parent = value.block.parent_op()
-        if isinstance(parent, affine.ForOp):
-            return value.index == 0 or _top_level(value)
-        return isinstance(parent, affine.ParallelOp) or _top_level(value)
+    """Not read from memory inside a loop, nor carried by one (see the module docstring)."""
     if _top_level(value):
         return True
+    if isinstance(value, BlockArgument):
+        parent = value.block.parent_op()
+        if isinstance(parent, affine.ForOp | scf.ForOp):
+            return value.index == 0  # the induction variable, not an iter_arg
+        return not isinstance(parent, scf.WhileOp)  # affine.parallel, gpu ids, ...
     op = value.op
-    pure = op.has_trait(Pure) or isinstance(op, affine.MinOp | affine_ext.MaxOp)
-    if pure and not op.regions:
-        return all(_is_dim(v) for v in op.operands)
-    return False
+    if op.regions or op.name in _READS:
+        return False
+    return all(_is_dim(v) for v in op.operands)
