@@ -11,19 +11,30 @@ launches nothing; "cpu" runs
 the pipeline up to its first GPU pass and JIT-compiles for the host; "auto" is "gpu" where a
 CUDA device is usable, else "cpu", with a `CpuFallbackWarning` (once per reason and process)
 that says what is missing: cuda-python, the driver, or a device.
+
+Compiled kernels are kept on disk (cache.py: `$LOOPOPT_CACHE_DIR`, default ~/.cache/loopopt):
+a later process compiling the same IR with the same pipeline for the same target and device
+runs no pass, no lowering of kernels and no PTX generation; `cache=False` (or LOOPOPT_CACHE=0)
+neither reads nor writes it. Compile steps over 2 s say so on stderr (progress.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import warnings
 from dataclasses import dataclass
+from io import StringIO
 from typing import Any, Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
 from xdsl.passes import ModulePass
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
 
+from loopopt import cache as disk_cache
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
@@ -86,22 +97,96 @@ def compile(
     pipeline: str = "",
     target: Target = "auto",
     arch: str | None = None,
+    cache: bool = True,
 ) -> Compiled:
     """Compile `func` of `module_or_text` after `pipeline` for `target` (see module docstring)."""
     if target not in ("gpu", "cpu", "auto"):
         raise LoopoptError(f"unknown target '{target}' (use gpu, cpu or auto)")
     if target == "auto":
         target = auto_target(stacklevel=2)
-    ctx = make_context()
-    module = (
-        parse_module(module_or_text, "<compile>", ctx)
-        if isinstance(module_or_text, str)
-        else module_or_text.clone()
-    )
-    passes = parse_pipeline(pipeline)
-    if target == "cpu":
-        return Compiled("cpu", _compile_cpu(ctx, module, func, passes))
-    return Compiled("gpu", _compile_gpu(ctx, module, func, passes, arch))
+    with disk_cache.disabled(not cache):
+        ctx = make_context()
+        passes = parse_pipeline(pipeline)
+        if target == "gpu" and arch is None:
+            from loopopt.runtime import cuda
+
+            arch = cuda.context().arch
+        key = disk_cache.key(
+            "compile",
+            _input_text(module_or_text),
+            func,
+            pipeline,
+            target,
+            arch or "",
+            _device_text(passes),
+        )
+        stored = disk_cache.get("kernels", key)
+        if stored is not None:
+            try:
+                return _from_cache(ctx, json.loads(stored), func)
+            except (KeyError, TypeError, ValueError, ParseError, LoopoptError):
+                pass  # an entry this loopopt cannot read: compiled again and replaced
+        module = (
+            parse_module(module_or_text, "<compile>", ctx)
+            if isinstance(module_or_text, str)
+            else module_or_text.clone()
+        )
+        with disk_cache.recording_stderr() as said:
+            if target == "cpu":
+                payload, compiled = _compile_cpu(ctx, module, func, passes)
+            else:
+                assert arch is not None
+                payload, compiled = _compile_gpu(ctx, module, func, passes, arch)
+        payload["stderr"] = "".join(said.parts)
+        disk_cache.put("kernels", key, json.dumps(payload).encode())
+        return Compiled(target, compiled)
+
+
+def _input_text(module_or_text: ModuleOp | str) -> str:
+    """The input as the cache sees it: text as given, a module printed with its locations
+    (diagnostics and warnings name them)."""
+    if isinstance(module_or_text, str):
+        return module_or_text
+    out = StringIO()
+    Printer(stream=out, print_debuginfo=True).print_op(module_or_text)
+    return out.getvalue()
+
+
+def _device_text(passes: list[ModulePass]) -> str:
+    """The GPU in use where a pass asks the cost model about it (auto-schedule device=auto)."""
+    if not any(getattr(p, "device", None) == "auto" for p in passes):
+        return ""
+    from loopopt.schedule.device import current_device
+
+    return repr(current_device())
+
+
+def _print_module(module: ModuleOp) -> str:
+    out = StringIO()
+    Printer(stream=out, print_generic_format=True).print_op(module)
+    return out.getvalue()
+
+
+def _from_cache(ctx: Context, payload: dict[str, Any], func: str) -> Compiled:
+    """The compiled function of a cache entry (what `_compile_cpu`/`_compile_gpu` stored); the
+    passes' messages are said again."""
+    import sys
+
+    sys.stderr.write(payload["stderr"])
+    if payload["target"] == "cpu":
+        from loopopt.runtime.cpu import compile_cpu
+
+        return Compiled("cpu", compile_cpu(payload["module"], func))
+    from loopopt.runtime.host import KernelInfo, bind_host, program_prefix
+
+    kernels: dict[tuple[str, str], KernelInfo] = {}
+    for k in payload["kernels"]:
+        params = [Parser(ctx, text).parse_attribute() for text in k["params"]]
+        constants = {int(index): name for index, name in k["constant_args"].items()}
+        info = KernelInfo(k["ptx"], k["name"], params, k["dynamic"], k["align"], constants)
+        kernels[(k["module"], k["name"])] = info
+    host = Parser(ctx, payload["host"], "<compile>").parse_module()  # launches of no kernel
+    return Compiled("gpu", bind_host(host, func, kernels, program_prefix()))
 
 
 def _apply(ctx: Context, module: ModuleOp, passes: list[ModulePass]) -> None:
@@ -112,7 +197,10 @@ def _verify_after(p: ModulePass, module: ModuleOp) -> None:
     verify_ir(module, f"{p.name} produced invalid IR")
 
 
-def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> Any:
+def _compile_cpu(
+    ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]
+) -> tuple[dict[str, Any], Any]:
+    """The CPU function, and what the cache keeps of it (the module after the passes)."""
     from loopopt.runtime.cpu import compile_cpu
 
     cpu_passes: list[ModulePass] = []
@@ -125,7 +213,8 @@ def _compile_cpu(ctx: Context, module: ModuleOp, func: str, passes: list[ModuleP
     _apply(ctx, module, cpu_passes)
     if any(isinstance(op, gpu.ModuleOp) for op in module.ops):
         raise LoopoptError("the module holds GPU kernels; it cannot run on the CPU")
-    return compile_cpu(module, func)
+    text = _print_module(module)
+    return {"target": "cpu", "module": text}, compile_cpu(text, func)
 
 
 def apply_mapped(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> None:
@@ -145,12 +234,28 @@ def apply_mapped(ctx: Context, module: ModuleOp, func: str, passes: list[ModuleP
 
 
 def _compile_gpu(
-    ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass], arch: str | None
-) -> Any:
-    from loopopt.runtime import cuda
-    from loopopt.runtime.host import compile_gpu
+    ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass], arch: str
+) -> tuple[dict[str, Any], Any]:
+    """The GPU program, and what the cache keeps of it (the kernels' PTX, the host module)."""
+    from loopopt.runtime.host import bind_host, build_kernels, find_host, program_prefix
 
     apply_mapped(ctx, module, func, passes)
-    if arch is None:
-        arch = cuda.context().arch
-    return compile_gpu(module, func, arch)
+    kernels = build_kernels(module, arch)
+    find_host(module, func)
+    payload: dict[str, Any] = {
+        "target": "gpu",
+        "host": _print_module(module),
+        "kernels": [
+            {
+                "module": gmod,
+                "name": name,
+                "ptx": k.ptx,
+                "params": [str(t) for t in k.params],
+                "dynamic": k.dynamic_shared_bytes,
+                "align": k.pointer_align,
+                "constant_args": {str(i): g for i, g in k.constant_args.items()},
+            }
+            for (gmod, name), k in kernels.items()
+        ],
+    }
+    return payload, bind_host(module, func, kernels, program_prefix())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, math, memref, scf
@@ -26,6 +27,7 @@ from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
 from loopopt.dialects.llvm_ext import LLVM
 from loopopt.dialects.nvvm import NVVM
+from loopopt.input_checks import check_input
 from loopopt.iteration_buffers import sink_iteration_buffers
 
 
@@ -87,6 +89,8 @@ class LocatingParser(_LocationParser):
         self._text = text
         self._name = name
         self._line_offset = line_offset
+        self._line_starts: list[int] | None = None
+        """Offsets where lines begin (made on first use: counting newlines per op is quadratic)."""
         self._location_aliases = self._read_location_aliases()
 
     def _read_location_aliases(self) -> set[str]:
@@ -111,6 +115,13 @@ class LocatingParser(_LocationParser):
             self._location_aliases.discard(name)
             del self.attribute_aliases[name]
         super()._parse_alias_def()
+
+    def _line_and_column(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of `offset` in the text."""
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self._text)]
+        line = bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
 
     def _at_op_name(self, e: ParseError) -> ParseError:
         """xDSL reports an unregistered op at the token after its name; point at the name."""
@@ -159,9 +170,12 @@ class LocatingParser(_LocationParser):
             raise self._at_op_name(e) from None
         except NotImplementedError as e:  # xDSL's affine expressions: semi-affine products
             raise self._unsupported(e) from None
+        except VerifyException as e:  # an op constructor refused it: at the op's start
+            span = Span(start, start + 1, self._current_token.span.input)
+            raise ParseError(span, f"invalid IR: {_first_line(e)}") from None
         if isinstance(op.location, UnknownLoc):
-            line = self._text.count("\n", 0, start) + 1 + self._line_offset
-            column = start - (self._text.rfind("\n", 0, start) + 1) + 1
+            line, column = self._line_and_column(start)
+            line += self._line_offset
             op.location = FileLineColLoc(StringAttr(self._name), IntAttr(line), IntAttr(column))
         return op
 
@@ -179,20 +193,24 @@ def parse_module(text: str, name: str = "<stdin>", ctx: Context | None = None) -
 
 
 def parse_chunk(ctx: Context, text: str, name: str, line_offset: int = 0) -> ModuleOp:
-    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`); buffers
-    that loopopt's text holds at a function's entry go back into their loops
-    (`iteration_buffers`)."""
-    parser = LocatingParser(ctx, text, name, line_offset)
+    """Parse and verify one input (or one `// -----` chunk starting at `line_offset`), with
+    what MLIR refuses and xDSL does not (`input_checks`); buffers that loopopt's text holds at
+    a function's entry go back into their loops (`iteration_buffers`)."""
     try:
+        parser = LocatingParser(ctx, text, name, line_offset)  # lexes the first token
         module = parser.parse_module()
     except ParseError as e:
         loc = e.span.get_location()
-        raise LoopoptError(e.msg, location=f"{name}:{loc.line + line_offset}:{loc.col}") from None
+        message = e.msg
+        if e.msg.strip() == "in block definition" and not text[e.span.start :].strip():
+            message = "unexpected end of input: a '}' is missing"
+        raise LoopoptError(message, location=f"{name}:{loc.line + line_offset}:{loc.col}") from None
     except VerifyException as e:  # raised by op constructors while parsing
         loc = parser.pos_location()
         raise LoopoptError(f"invalid IR: {_first_line(e)}", location=loc) from None
     sink_iteration_buffers(module)
     verify_ir(module, "invalid IR")
+    check_input(module)
     return module
 
 

@@ -30,6 +30,7 @@ from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from loopopt.diagnostics import LoopoptError, in_stage, op_location
+from loopopt.progress import phase
 
 LOCATION = "<pipeline>"
 """The file name of locations in pipeline text."""
@@ -50,11 +51,18 @@ def parse_pipeline(spec: str) -> list[ModulePass]:
             close = difflib.get_close_matches(arg_spec.name, available, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise _error(spec, offset, f"unknown pass '{arg_spec.name}'{hint}")
+        cls = loader()
         try:
-            passes.append(loader().from_pass_spec(arg_spec))
+            passes.append(cls.from_pass_spec(arg_spec))
         except (ValueError, TypeError, LoopoptError) as e:
             detail = e.message if isinstance(e, LoopoptError) else _first_line(e)
-            raise _error(spec, offset, f"{arg_spec.name}: {detail}") from None
+            unknown = _unknown_options(cls, arg_spec) if "not found" in detail else None
+            raise _error(spec, offset, unknown or f"{arg_spec.name}: {detail}") from None
+        for name, values in arg_spec.parameters.items():
+            for value in values:
+                if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+                    message = f"{arg_spec.name}: {name}={value} is out of range (64-bit integers)"
+                    raise _error(spec, offset, message)
     return passes
 
 
@@ -110,6 +118,25 @@ def _value_text(value: object) -> str:
     return str(value)
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _unknown_options(cls: type[ModulePass], arg_spec: ArgSpec) -> str | None:
+    """What is wrong with option names the pass does not have, in the pipeline's spelling
+    (xDSL names the dataclass fields: `["tile_sizes", ...]`)."""
+    spelled: dict[str, str] = getattr(cls, "option_names", {})
+    known = [spelled.get(f.name, f.name.replace("_", "-")) for f in dataclasses.fields(cls)]
+    for name in arg_spec.parameters:
+        if name.replace("_", "-") not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            return (
+                f"{arg_spec.name}: unknown option '{name}' ({hint}options: "
+                f"{', '.join(known) or 'none'})"
+            )
+    return None
+
+
 def apply_passes(
     ctx: Context,
     module: ModuleOp,
@@ -119,9 +146,9 @@ def apply_passes(
     """Apply `passes` in order, calling `after(p, module)` after each (verification, printing).
     An exception that is not a diagnostic carries a note naming the pass (see
     `diagnostics.internal_error`); a diagnostic without a location (a pass's options) gets the
-    module's, the start of the input."""
+    module's, the start of the input. A pass that runs over 2 s says so (progress.py)."""
     for p in passes:
-        with in_stage(p.name):
+        with in_stage(p.name), phase(p.name):
             try:
                 p.apply(ctx, module)
             except LoopoptError as e:

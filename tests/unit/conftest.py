@@ -1,4 +1,8 @@
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -7,6 +11,13 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# The compile cache is off in the tests (many patch the compiler, which its key cannot see) but
+# in test_compile_cache.py, which turns it on; its folder is theirs, not the user's.
+_CACHE = tempfile.mkdtemp(prefix="loopopt-test-cache-")
+os.environ["LOOPOPT_CACHE_DIR"] = _CACHE
+os.environ["LOOPOPT_CACHE"] = "0"
+atexit.register(shutil.rmtree, _CACHE, True)
 
 
 @pytest.fixture

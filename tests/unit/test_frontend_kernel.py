@@ -41,9 +41,11 @@ def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     calls: list[tuple[str, str]] = []
     real = api.compile
 
-    def counting(module: Any, func: str, pipeline: str = "", target: str = "auto") -> Any:
+    def counting(
+        module: Any, func: str, pipeline: str = "", target: str = "auto", **options: Any
+    ) -> Any:
         calls.append((pipeline, target))
-        return real(module, func, pipeline, target)  # type: ignore[arg-type]
+        return real(module, func, pipeline, target, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(api, "compile", counting)
     monkeypatch.setattr(loopopt, "compile", counting, raising=False)

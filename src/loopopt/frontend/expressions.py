@@ -202,8 +202,16 @@ class Expressions(Branches):
         if isinstance(value, Shape | Tuple):
             items = value.array.shape if isinstance(value, Shape) else value.items
             position = self.constant_int(indices[0]) if len(indices) == 1 else None
-            if position is None or not -len(items) <= position < len(items):
+            if position is None:
                 raise self.error(node, f"'{self.source.text(node)}' needs a constant position")
+            if not -len(items) <= position < len(items):
+                what = "dimension" if isinstance(value, Shape) else "item"
+                plural = "s" if len(items) != 1 else ""
+                raise self.error(
+                    node,
+                    f"'{self.source.text(node)}' is out of range: "
+                    f"'{self.source.text(base)}' has {len(items)} {what}{plural}",
+                )
             item = items[position]
             return Index(item) if isinstance(item, AffineExpr) else item
         if not isinstance(value, Array):

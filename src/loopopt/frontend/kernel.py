@@ -22,9 +22,10 @@ one is usable, else the CPU with a warning that says what is missing (cuda-pytho
 device); a function its GPU pipeline refuses (a schedule that does not fit) then runs on the
 CPU with a warning that says why (target="gpu" raises instead). Arrays: numpy (the GPU copies them
 in and out), `__cuda_array_interface__` objects (GPU, in place), `loopopt.array` (kept on the device
-between calls). A call is refused where plain Python would differ: subscripts that could leave an
-array (bounds.py), writes to read-only arrays, and arrays that overlap where one is written (loopopt
-assumes distinct ones).
+between calls). Compilations are also kept on disk for later processes (`loopopt.cache`;
+`cache=False` or LOOPOPT_CACHE=0: not). A call is refused where plain Python would differ:
+subscripts that could leave an array (bounds.py), writes to read-only arrays, and arrays that
+overlap where one is written (loopopt assumes distinct ones).
 """
 
 from __future__ import annotations
@@ -94,10 +95,13 @@ class _Entry:
 class Kernel:
     """A Python function that loopopt compiles and runs (see the module docstring)."""
 
-    def __init__(self, function: Callable[..., Any], static_shapes: bool = True):
+    def __init__(
+        self, function: Callable[..., Any], static_shapes: bool = True, cache: bool = True
+    ):
         self.source = Source.of(function)
         self.parameters = parameters(self.source.tree, self.source)
         self.static_shapes = static_shapes
+        self.cache = cache
         self.__name__ = self.source.name
         self.__doc__ = function.__doc__
         self.__wrapped__ = function
@@ -232,7 +236,9 @@ class Kernel:
             module = translate(self.source, specs)
             fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
             bounds = bounds_check(fn)
-            compiled = loopopt.compile(module, self.__name__, pipeline_for(schedule), target)
+            compiled = loopopt.compile(
+                module, self.__name__, pipeline_for(schedule), target, cache=self.cache
+            )
             entry = _Entry(compiled, _written(fn), bounds)
             self._compiled[key] = entry
         self._last = specs
@@ -315,8 +321,11 @@ def _written(fn: func.FuncOp) -> tuple[bool, ...]:
     )
 
 
-def kernel(function: Callable[..., Any] | None = None, *, static_shapes: bool = True) -> Any:
-    """`@loopopt.kernel` or `@loopopt.kernel(static_shapes=False)` (see the module docstring)."""
+def kernel(
+    function: Callable[..., Any] | None = None, *, static_shapes: bool = True, cache: bool = True
+) -> Any:
+    """`@loopopt.kernel` or `@loopopt.kernel(static_shapes=False, cache=False)` (see the module
+    docstring)."""
     if function is None:
-        return lambda f: Kernel(f, static_shapes=static_shapes)
-    return Kernel(function, static_shapes=static_shapes)
+        return lambda f: Kernel(f, static_shapes=static_shapes, cache=cache)
+    return Kernel(function, static_shapes=static_shapes, cache=cache)

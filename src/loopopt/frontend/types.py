@@ -137,7 +137,8 @@ def unsupported_argument(value: Any) -> str:
     if shape_dtype is not None:
         shape, dtype = shape_dtype
         if dtype.name not in DTYPES:
-            return f"a {dtype.name} array; arrays must be float32, float64, int32 or int64"
+            article = "an" if dtype.name[0] in "aeiou" else "a"
+            return f"{article} {dtype.name} array; arrays must be float32, float64, int32 or int64"
         return (
             f"a 0-d {dtype.name} array; kernels take numbers and arrays of one or more "
             "dimensions (reshape it to (1,))"

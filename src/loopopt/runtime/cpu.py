@@ -5,7 +5,9 @@
 Arguments follow the lowered calling convention: each memref is one pointer (the array's
 data) followed by its dynamic sizes (taken from the array's shape); index is i64. Arrays are
 checked against the memref type (dtype, rank, static sizes); a non-contiguous array is copied
-into a contiguous one and copied back after the call. Compiled engines are cached by IR text.
+into a contiguous one and copied back after the call. Compiled engines are cached by IR text,
+and their machine code on disk by LLVM IR and host CPU (cache.py: a later process skips LLVM's
+O3 pipeline and code generation).
 
 The functions a module defines are JIT-compiled under prefixed names (`@exp` → `loopopt.exp`),
 which no C library function has: a function named after one (`exp`, `fmod`, `malloc`) must not
@@ -36,10 +38,12 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute
 
+from loopopt import cache as disk_cache
 from loopopt.backend.llvm_ir import module_to_llvmlite
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.lowering.to_llvm import lower_to_llvm
+from loopopt.progress import phase
 from loopopt.runtime.scalars import scalar_argument
 
 Scalar = int | float | np.integer[Any] | np.floating[Any]
@@ -154,11 +158,23 @@ def _compile_engine(module: ModuleOp) -> _Engine:
     except RuntimeError as e:
         first = str(e).strip().splitlines()
         raise LoopoptError(f"LLVM rejected the generated IR: {first[0] if first else e}") from None
-    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
-    builder = llvm.create_pass_builder(machine, tuning)
-    builder.getModulePassManager().run(ref, builder)
+    host = (llvm.get_process_triple(), llvm.get_host_cpu_name(), machine.target_data)
+    object_key = disk_cache.key("object", text, *map(str, host))
+    stored = disk_cache.get("objects", object_key)
+    if stored is None:
+        with phase("LLVM O3 pipeline (host)"):
+            tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+            builder = llvm.create_pass_builder(machine, tuning)
+            builder.getModulePassManager().run(ref, builder)
     engine = llvm.create_mcjit_compiler(ref, machine)
-    engine.finalize_object()
+    if stored is not None:  # MCJIT loads the machine code instead of generating it
+        engine.set_object_cache(getbuffer_func=lambda _module: stored)
+    else:
+        engine.set_object_cache(
+            notify_func=lambda _module, code: disk_cache.put("objects", object_key, code)
+        )
+    with phase("code generation (host)"):
+        engine.finalize_object()
     return _Engine(engine, ref, text, signatures, symbols, {})
 
 

@@ -48,6 +48,7 @@ from loopopt.dialects.loopopt import CONSTANT_ARGS_ATTR, DYNAMIC_SHARED_ATTR, PO
 from loopopt.lowering.func_to_llvm import signature_inputs
 from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, lower_gpu_to_nvvm
 from loopopt.lowering.llvm_common import element_bytes
+from loopopt.progress import phase
 from loopopt.runtime import cuda
 from loopopt.runtime.cpu import compile_cpu
 from loopopt.runtime.gpu_args import Arguments
@@ -133,18 +134,25 @@ def compile_gpu(module: ModuleOp, func_name: str, arch: str = "sm_90") -> GpuFun
     """Compile the kernels of `module` to PTX and its host function `func_name` for the CPU."""
     module = module.clone()
     kernels = build_kernels(module, arch)
-    _find_host(module, func_name)
-    return bind_host(module, func_name, kernels, f"__loopopt_launch_{next(_PROGRAM_IDS)}")
+    find_host(module, func_name)
+    return bind_host(module, func_name, kernels, program_prefix())
+
+
+def program_prefix() -> str:
+    """A prefix of launch callback symbols that no other program of this process has."""
+    return f"__loopopt_launch_{next(_PROGRAM_IDS)}"
 
 
 def build_kernels(module: ModuleOp, arch: str) -> dict[tuple[str, str], KernelInfo]:
     """Lower `module`'s kernels to PTX and take them out of it (in place): what each launch of
     the host code needs, by (gpu.module, kernel) name. The build half of `compile_gpu`, which
     needs no GPU (the tuner runs it in other processes)."""
-    lower_gpu_to_nvvm(module)
+    with phase("lowering the kernels to NVVM"):
+        lower_gpu_to_nvvm(module)
     kernels: dict[tuple[str, str], KernelInfo] = {}
     for gmod in gpu_modules(module):
-        ptx = gpu_module_to_ptx(gmod, arch)
+        with phase(f"PTX of @{gmod.sym_name.data} for {arch}"):
+            ptx = gpu_module_to_ptx(gmod, arch)
         for op in gmod.body.block.ops:
             if isinstance(op, llvm_dialect.FuncOp) and KERNEL_ATTR in op.attributes:
                 dynamic = op.attributes.get(DYNAMIC_SHARED_ATTR)
@@ -166,14 +174,14 @@ def bind_host(
     """The load half of `compile_gpu`: `module` (kernels taken out by `build_kernels`) with its
     launches bound to `kernels` (callbacks named `<prefix>_<n>`), its host function JITted."""
     program = GpuProgram(kernels=dict(kernels))
-    host = _find_host(module, func_name)
+    host = find_host(module, func_name)
     for index, launch in enumerate(_launches(module)):
         _lower_launch(program, launch, f"{prefix}_{index}")
     function = compile_cpu(module, func_name)
     return GpuFunction(func_name, host.function_type.inputs.data, function.address, program)
 
 
-def _find_host(module: ModuleOp, name: str) -> func.FuncOp:
+def find_host(module: ModuleOp, name: str) -> func.FuncOp:
     host: func.FuncOp | None = None
     for op in module.ops:
         if isinstance(op, func.FuncOp):

@@ -6,7 +6,8 @@
 
 Layout: DIR/<key>/<sha256 of the pipeline>.json, where <key> hashes the IR text and function
 name, the device name, loopopt's version and the `scope` (the timer and the check), and
-DIR/<key>/key.json records those. DIR is `$LOOPOPT_CACHE_DIR`, else ~/.cache/loopopt/tune.
+DIR/<key>/key.json records those. DIR is the `tune` folder of loopopt's cache
+(`cache.cache_root()`: `$LOOPOPT_CACHE_DIR`, else ~/.cache/loopopt).
 Unreadable or foreign entries count as misses.
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import loopopt
+from loopopt.cache import cache_root
 
 STATUSES = ("ok", "wrong", "compile-error", "crash", "timeout")
 
@@ -47,7 +49,7 @@ class Measurement:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("LOOPOPT_CACHE_DIR") or Path.home() / ".cache" / "loopopt" / "tune")
+    return cache_root() / "tune"
 
 
 def _sha256(*parts: str) -> str:

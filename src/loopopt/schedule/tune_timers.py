@@ -133,13 +133,13 @@ def build_gpu(text: str, func: str, pipeline: str, arch: str) -> GpuArtifact:
     from loopopt.api import apply_mapped
     from loopopt.context import make_context, parse_module
     from loopopt.pass_pipeline import parse_pipeline
-    from loopopt.runtime.host import _find_host, build_kernels
+    from loopopt.runtime.host import build_kernels, find_host
 
     ctx = make_context()
     module = parse_module(text, "<tune>", ctx)
     apply_mapped(ctx, module, func, parse_pipeline(pipeline))
     kernels = build_kernels(module, arch)
-    _find_host(module, func)  # host-side errors are compile errors too
+    find_host(module, func)  # host-side errors are compile errors too
     return GpuArtifact(str(module), func, tuple(kernels.items()))
 
 

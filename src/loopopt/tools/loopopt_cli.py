@@ -1,12 +1,17 @@
 """`loopopt`: run a loop nest through a pipeline and check it, or tune its schedule by measuring.
 
     loopopt run [FILE] [--func NAME] [-p PIPELINE] [--target auto|gpu|cpu] [--repeat N]
+                [--no-cache]
     loopopt tune FILE --func NAME --budget N [--device sm_90] [--target auto|gpu|cpu]
                  [--cache DIR] [--output PIPELINE_FILE] [--top K] [--jobs J] [--timeout S]
 
-`run`: with no FILE, the bundled matmul example. Every memref argument gets fresh random data;
+`run`: with no FILE, the bundled matmul example through a tiled schedule; a FILE runs as written
+on the CPU and through gpu-map-loops on the GPU unless -p says otherwise. Every memref argument
+(static shapes) gets fresh random data;
 the transformed function runs on the target, the original on the CPU, and the results are
-compared. Prints where it ran, the median time and the largest relative difference.
+compared. Prints where it ran, the median time and the largest relative difference. Compiled
+kernels come from the on-disk cache where an earlier run made them (loopopt/cache.py;
+`--no-cache`: compiled again, nothing stored).
 
 `tune`: summarizes the nest, enumerates its candidate schedules for the device, ranks them by
 the cost model, measures the top N (schedule/tune.py: verified, cached, errors as +inf) and
@@ -47,22 +52,37 @@ GPU_PIPELINE = "auto-schedule"
 CPU_PIPELINE = "loop-tile{tile-sizes=32,32,8},loop-unroll{unroll-factor=4 loop=k}"
 
 
-def _arguments(module: ModuleOp, func_name: str | None) -> tuple[str, list[np.ndarray]]:
+def _arguments(
+    module: ModuleOp, func_name: str | None, name: str
+) -> tuple[str, list[np.ndarray]]:
     funcs = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
     chosen = [f for f in funcs if func_name in (None, f.sym_name.data)]
     if not chosen:
-        raise LoopoptError(f"no function named '{func_name}'" if func_name else "no function")
+        message = f"no function named '{func_name}'" if func_name else "no function with a body"
+        raise LoopoptError(message, location=name)
     fn = chosen[0]
+    if fn.function_type.outputs.data:
+        raise LoopoptError(
+            f"@{fn.sym_name.data}: `loopopt run` compares the arrays a function writes; it "
+            "cannot check one that returns values",
+            op=fn,
+        )
     rng = np.random.default_rng(0)
     arrays: list[np.ndarray] = []
     for t in fn.function_type.inputs:
         if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
             raise LoopoptError(
-                f"'{fn.sym_name.data}': `loopopt run` makes inputs for static memrefs only, got {t}"
+                f"@{fn.sym_name.data}: `loopopt run` makes inputs for static memrefs only, "
+                f"got {t}",
+                op=fn,
             )
         dtype = numpy_dtype(t.element_type)
         if dtype is None:
-            raise LoopoptError(f"'{fn.sym_name.data}': element type {t.element_type} not supported")
+            raise LoopoptError(
+                f"@{fn.sym_name.data}: element type {t.element_type} is not supported "
+                "(f32, f64, i32, i64)",
+                op=fn,
+            )
         shape = t.get_shape()
         data = rng.standard_normal(shape) if dtype.kind == "f" else rng.integers(-9, 9, shape)
         arrays.append(np.ascontiguousarray(data.astype(dtype)))
@@ -87,17 +107,22 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         text, name = read_file(args.file), args.file
     module = parse_module(text, name)  # diagnostics point into the file
-    func_name, inputs = _arguments(module, args.func)
+    func_name, inputs = _arguments(module, args.func, name)
     target = args.target
     if target == "auto":
         from loopopt.runtime import cuda
 
         target = "gpu" if cuda.available() else "cpu"
-    default = GPU_PIPELINE if target == "gpu" else CPU_PIPELINE
-    pipeline = args.passes if args.passes is not None else default
-    kern = loopopt.compile(module, func_name, pipeline=pipeline, target=target)
+    if args.passes is not None:
+        pipeline = args.passes
+    elif args.file is None:  # the bundled example's tiled schedule (its loops are i, j, k)
+        pipeline = GPU_PIPELINE if target == "gpu" else CPU_PIPELINE
+    else:  # as written on the CPU; gpu-map-loops on the GPU (loopopt.compile adds it)
+        pipeline = ""
+    cache = not args.no_cache
+    kern = loopopt.compile(module, func_name, pipeline=pipeline, target=target, cache=cache)
     reference = [a.copy() for a in inputs]
-    loopopt.compile(module, func_name, target="cpu")(*reference)
+    loopopt.compile(module, func_name, target="cpu", cache=cache)(*reference)
     got = [a.copy() for a in inputs]
     kern(*got)
     worst = (
@@ -205,10 +230,34 @@ def _write(path: str, text: str) -> None:
         raise LoopoptError(f"cannot write output: {e.strerror}", location=path) from None
 
 
+def _integer(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got '{value}'") from None
+
+
 def _positive(value: str) -> int:
-    number = int(value)
+    number = _integer(value)
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
+def _count(value: str) -> int:
+    number = _integer(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {number}")
+    return number
+
+
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got '{value}'") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {value}")
     return number
 
 
@@ -218,9 +267,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     run = commands.add_parser("run", help="compile, run and check a function")
     run.add_argument("file", nargs="?", default=None, help="MLIR file (default: bundled matmul)")
     run.add_argument("--func", default=None, help="function to run (default: the first)")
-    run.add_argument("-p", "--passes", default=None, help="pipeline (default: a tiled schedule)")
+    run.add_argument(
+        "-p",
+        "--passes",
+        default=None,
+        help="pipeline (default: a tiled schedule for the bundled example; for FILE none on the "
+        "CPU, gpu-map-loops on the GPU)",
+    )
     run.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
     run.add_argument("--repeat", type=_positive, default=10, help="timed runs (default 10)")
+    run.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
     run.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     tune = commands.add_parser("tune", help="measure the cost model's top schedules, keep the best")
     tune.add_argument("file", help="MLIR file with the loop nest")
@@ -228,11 +284,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     tune.add_argument("--budget", type=_positive, required=True, help="candidates to measure")
     tune.add_argument("--device", default=None, help="sm_80|sm_89|sm_90|H100|H200 (cost model)")
     tune.add_argument("--target", choices=("auto", "gpu", "cpu"), default="auto")
-    tune.add_argument("--cache", default=None, help="cache folder (default: $LOOPOPT_CACHE_DIR)")
+    tune.add_argument(
+        "--cache", default=None, help="cache folder (default: $LOOPOPT_CACHE_DIR/tune)"
+    )
     tune.add_argument("--output", default=None, help="file for the winner's pipeline")
     tune.add_argument("--top", type=_positive, default=10, help="table rows (default 10)")
-    tune.add_argument("--jobs", type=int, default=None, help="build processes (0: none)")
-    tune.add_argument("--timeout", type=float, default=120.0, help="seconds per candidate")
+    tune.add_argument("--jobs", type=_count, default=None, help="build processes (0: none)")
+    tune.add_argument("--timeout", type=_seconds, default=120.0, help="seconds per candidate")
     tune.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     args = parser.parse_args(argv)
     command = run_command if args.command == "run" else tune_command

@@ -1,0 +1,560 @@
+"""Differential fuzzer: random loop nests × random pipelines of loopopt's loop passes, judged
+by upstream MLIR 22.
+
+    python tests/fuzz/differential.py --cases 5000 [--seed 0] [--batch 25] [--jobs 1] [-v]
+
+Each case is a nest drawn from a seed (`random_nest`: depth 1–3, constant, triangular
+`l_p + c`, `min(N, l_p + c)` and `max(0, l_p - c)` bounds, steps 1–3, statements between loops
+(imperfect nests), statements under `affine.if`, `iter_args` reductions) and a pipeline of 1–3
+loop passes (`random_pipeline`: tile, strip-mine, unroll, unroll-full, unroll-jam, interchange,
+peel, skew, promote under a loop, distribute, fuse, mark-parallel, scalar-replace). loopopt
+applies the pipeline in-process as `loopopt-opt` does (its printed output, buffers hoisted as
+upstream needs them); a refusal (`LoopoptError`) is counted and proves nothing. Every applied
+case of a batch goes into one module with the original nest, a `main` that runs both on the
+same random data and prints every array; `mlir-opt` lowers it (affine, scf, cf, memref, arith,
+func → llvm) and `mlir-runner` runs it. A case fails when loopopt crashes (an internal error),
+when mlir-opt rejects its output, when the run crashes, or when an array differs from the
+original's (relative 1e-5: the passes do not reassociate). A failing batch is split to find
+its cases. Without mlir-opt or mlir-runner, `available()` is False.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+
+LLVM_BIN = Path("/usr/lib/llvm-22/bin")
+LLVM_LIB = Path("/usr/lib/llvm-22/lib")
+
+
+def _tool(name: str) -> str | None:
+    found = shutil.which(f"{name}-22")
+    if found is not None:
+        return found
+    return str(LLVM_BIN / name) if (LLVM_BIN / name).exists() else None
+
+
+MLIR_OPT = os.environ.get("LOOPOPT_MLIR_OPT") or _tool("mlir-opt")
+MLIR_RUNNER = _tool("mlir-runner")
+RUNTIME_LIBS = [str(p) for p in sorted(LLVM_LIB.glob("libmlir_c_runner_utils.so*"))[:1]] + [
+    str(p) for p in sorted(LLVM_LIB.glob("libmlir_runner_utils.so*"))[:1]
+]
+LOWERING = [
+    "--lower-affine",
+    "--convert-scf-to-cf",
+    "--expand-strided-metadata",
+    "--finalize-memref-to-llvm",
+    "--convert-to-llvm",
+    "--reconcile-unrealized-casts",
+]
+"""mlir-opt's lowering of a case module to the llvm dialect (what mlir-runner runs)."""
+
+
+def available() -> bool:
+    return MLIR_OPT is not None and MLIR_RUNNER is not None and len(RUNTIME_LIBS) == 2
+
+
+@dataclass
+class Loop:
+    name: str
+    lower: str
+    """Text of the lower bound: a constant or `max affine_map<...>(...)`."""
+    upper: str
+    step: int
+    max_value: int
+    """The largest value the induction variable can take."""
+    reduction: bool = False
+
+
+@dataclass
+class Case:
+    seed: int
+    text: str
+    """The nest: func.func @nest over arrays A, B (and C), all of size `size` per dimension."""
+    pipeline: str
+    ranks: dict[str, int]
+    size: int
+    features: set[str] = field(default_factory=set[str])
+
+
+def _loops(r: random.Random, depth: int, features: set[str]) -> list[Loop]:
+    loops: list[Loop] = []
+    for k in range(depth):
+        step = r.choice([1, 1, 1, 2, 3])
+        lower, low_value = "0", 0
+        if k > 0 and r.random() < 0.2:
+            p, c = r.randrange(k), r.randint(1, 2)
+            lower = f"max affine_map<(d0) -> (0, d0 - {c})>(%{loops[p].name})"
+            features.add("max-bound")
+        elif r.random() < 0.3:
+            lower, low_value = "1", 1
+        shape = r.random()
+        if k > 0 and shape < 0.3:
+            p, c = r.randrange(k), r.randint(1, 3)
+            upper = f"affine_map<(d0) -> (d0 + {c})>(%{loops[p].name})"
+            max_value = loops[p].max_value + c - 1
+            features.add("triangular")
+        elif k > 0 and shape < 0.5:
+            p, c, n = r.randrange(k), r.randint(1, 3), r.randint(2, 6)
+            upper = f"min affine_map<(d0) -> ({n}, d0 + {c})>(%{loops[p].name})"
+            max_value = min(n, loops[p].max_value + c) - 1
+            features.add("min-bound")
+        else:
+            n = r.randint(low_value + 1, low_value + 7 - depth)
+            upper, max_value = str(n), n - 1
+        if step > 1:
+            features.add("step")
+        loops.append(Loop(f"l{k}", lower, upper, step, max(max_value, low_value)))
+    return loops
+
+
+class _Writer:
+    """The text of one nest."""
+
+    def __init__(self, r: random.Random, loops: list[Loop], ranks: dict[str, int], size: int):
+        self.r = r
+        self.loops = loops
+        self.ranks = ranks
+        self.size = size
+        self.types = {a: "memref<" + "x".join([str(size)] * n) + "xf32>" for a, n in ranks.items()}
+        self.count = 0
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"%v{self.count}"
+
+    def access(self, level: int) -> tuple[str, str]:
+        """An array and its subscript `l_q + (0..2)` with q <= level."""
+        array = self.r.choice(sorted(self.ranks))
+        parts = []
+        for _ in range(self.ranks[array]):
+            q = self.r.randint(0, level)
+            shift = self.r.randint(0, 2)
+            parts.append(f"%{self.loops[q].name} + {shift}" if shift else f"%{self.loops[q].name}")
+        return array, ", ".join(parts)
+
+    def load(self, level: int, indent: str, lines: list[str]) -> str:
+        array, sub = self.access(level)
+        value = self.fresh()
+        lines.append(f"{indent}{value} = affine.load %{array}[{sub}] : {self.types[array]}")
+        return value
+
+    def statement(self, level: int, indent: str) -> list[str]:
+        """B[..] = A[..] * c (+ A[..]) at loop depth `level`."""
+        lines: list[str] = []
+        c = self.fresh()
+        lines.append(f"{indent}{c} = arith.constant {self.r.choice([0.5, 1.5, -0.75])} : f32")
+        acc = c
+        for _ in range(self.r.randint(1, 2)):
+            value = self.load(level, indent, lines)
+            out = self.fresh()
+            op = self.r.choice(["arith.mulf", "arith.addf", "arith.mulf"])
+            lines.append(f"{indent}{out} = {op} {value}, {acc} : f32")
+            acc = out
+        array, sub = self.access(level)
+        lines.append(f"{indent}affine.store {acc}, %{array}[{sub}] : {self.types[array]}")
+        return lines
+
+    def guarded(self, level: int, indent: str, features: set[str]) -> list[str]:
+        """A statement, under an affine.if on the loops around it one time in four."""
+        if self.r.random() >= 0.25 or level < 0:
+            return self.statement(level, indent)
+        features.add("affine.if")
+        p, q = self.r.randint(0, level), self.r.randint(0, level)
+        c = self.r.randint(-1, 2)
+        if self.r.random() < 0.7:
+            sign = "+" if c >= 0 else "-"
+            condition = f"affine_set<(d0, d1) : (d0 - d1 {sign} {abs(c)} >= 0)>"
+        else:
+            condition = f"affine_set<(d0, d1) : (d0 - {c + 1} == 0)>"
+        names = f"%{self.loops[p].name}, %{self.loops[q].name}"
+        lines = [f"{indent}affine.if {condition}({names}) {{"]
+        lines += self.statement(level, indent + "  ")
+        lines.append(f"{indent}}}")
+        return lines
+
+    def nest(self, k: int, indent: str, features: set[str]) -> list[str]:
+        loop = self.loops[k]
+        step = f" step {loop.step}" if loop.step != 1 else ""
+        head = f"affine.for %{loop.name} = {loop.lower} to {loop.upper}{step}"
+        if loop.reduction:
+            return self.reduction(k, head, indent)
+        lines = [f"{indent}{head} {{"]
+        inner = indent + "  "
+        before = k + 1 < len(self.loops) and self.r.random() < 0.2
+        after = k + 1 < len(self.loops) and self.r.random() < 0.2
+        if before or after:
+            features.add("imperfect")
+        if before:
+            lines += self.guarded(k, inner, features)
+        if k + 1 < len(self.loops):
+            lines += self.nest(k + 1, inner, features)
+        else:
+            for _ in range(self.r.randint(1, 2)):
+                lines += self.guarded(k, inner, features)
+        if after:
+            lines += self.guarded(k, inner, features)
+        lines.append(f'{indent}}} {{loopopt.name = "{loop.name}"}}')
+        return lines
+
+    def reduction(self, k: int, head: str, indent: str) -> list[str]:
+        """acc = B[..]; for l_k: acc += A[..] * c; B[..] = acc (the innermost loop, k)."""
+        lines: list[str] = []
+        init = self.load(k - 1, indent, lines) if k > 0 else self._first(indent, lines)
+        result = self.fresh()
+        acc = self.fresh()
+        lines.append(f"{indent}{result} = {head} iter_args({acc} = {init}) -> (f32) {{")
+        inner = indent + "  "
+        value = self.load(k, inner, lines)
+        c = self.fresh()
+        lines.append(f"{inner}{c} = arith.constant {self.r.choice([0.5, 1.5])} : f32")
+        product, total = self.fresh(), self.fresh()
+        lines.append(f"{inner}{product} = arith.mulf {value}, {c} : f32")
+        lines.append(f"{inner}{total} = arith.addf {acc}, {product} : f32")
+        lines.append(f"{inner}affine.yield {total} : f32")
+        lines.append(f'{indent}}} {{loopopt.name = "{self.loops[k].name}"}}')
+        if k > 0:
+            array, sub = self.access(k - 1)
+        else:
+            array = sorted(self.ranks)[0]
+            sub = ", ".join(["0"] * self.ranks[array])
+        lines.append(f"{indent}affine.store {result}, %{array}[{sub}] : {self.types[array]}")
+        return lines
+
+    def _first(self, indent: str, lines: list[str]) -> str:
+        array = sorted(self.ranks)[0]
+        value = self.fresh()
+        zeros = ", ".join(["0"] * self.ranks[array])
+        lines.append(f"{indent}{value} = affine.load %{array}[{zeros}] : {self.types[array]}")
+        return value
+
+
+def random_nest(seed: int) -> Case:
+    """The nest and pipeline of case `seed`."""
+    r = random.Random(seed)
+    features: set[str] = set()
+    depth = r.choice([1, 2, 2, 3, 3, 3])
+    loops = _loops(r, depth, features)
+    if r.random() < 0.2:
+        loops[-1].reduction = True
+        features.add("iter_args")
+    size = max(loop.max_value for loop in loops) + 3
+    names = ["A", "B"] + (["C"] if r.random() < 0.3 else [])
+    ranks = {name: r.randint(1, min(3, depth + 1)) for name in names}
+    writer = _Writer(r, loops, ranks, size)
+    args = ", ".join(f"%{a}: {writer.types[a]}" for a in sorted(ranks))
+    body = writer.nest(0, "  ", features)
+    text = "\n".join([f"func.func @nest({args}) {{", *body, "  return", "}"]) + "\n"
+    pipeline = random_pipeline(r, loops)
+    if "promote" in pipeline:
+        features.add("promote")
+    return Case(seed, text, pipeline, ranks, size, features)
+
+
+def random_pipeline(r: random.Random, loops: list[Loop]) -> str:
+    names = [loop.name for loop in loops]
+
+    def one() -> str:
+        loop = r.choice(names)
+        factor = r.randint(2, 4)
+        kind = r.choice(
+            [
+                "tile",
+                "tile",
+                "strip-mine",
+                "unroll",
+                "unroll-full",
+                "unroll-jam",
+                "interchange",
+                "peel",
+                "full-tiles",
+                "promote",
+                "promote",
+                "mark-parallel",
+                "skew",
+                "distribute",
+                "fuse",
+                "scalar-replace",
+            ]
+        )
+        if kind == "tile":
+            sizes = [r.choice([0, 2, 3, 4]) for _ in range(r.randint(1, len(names)))]
+            return f"loop-tile{{tile-sizes={','.join(map(str, sizes))}}}"
+        if kind == "strip-mine":
+            return f"loop-strip-mine{{factor={factor} loop={loop}}}"
+        if kind == "unroll":
+            return f"loop-unroll{{unroll-factor={factor} loop={loop}}}"
+        if kind == "unroll-full":
+            return f"loop-unroll{{unroll-full loop={loop}}}"
+        if kind == "unroll-jam":
+            return f"loop-unroll-jam{{unroll-jam-factor={factor} loop={loop}}}"
+        if kind == "interchange":
+            perm = list(range(r.randint(2, max(2, len(names)))))
+            r.shuffle(perm)
+            return f"loop-interchange{{permutation={','.join(map(str, perm))}}}"
+        if kind == "peel":
+            return f"loop-peel{{loop={loop} count={r.choice([-2, -1, 1, 2])}}}"
+        if kind == "full-tiles":
+            return "loop-tile{tile-sizes=2},loop-peel{full-tiles}"
+        if kind == "skew" and len(names) >= 2:
+            k = r.randrange(len(names) - 1)
+            option = r.choice([f"factor={factor}", "factor=auto wavefront"])
+            return f"loop-skew{{loops={names[k]},{names[k + 1]} {option}}}"
+        if kind == "promote":
+            return f"promote{{loop={loop}}}"
+        if kind == "distribute":
+            return f"loop-distribute{{loop={loop}}}"
+        if kind == "fuse":
+            return "loop-fuse"
+        if kind == "scalar-replace":
+            return "scalar-replace"
+        return "loop-mark-parallel"
+
+    return ",".join(one() for _ in range(r.randint(1, 3)))
+
+
+def apply_loopopt(text: str, pipeline: str) -> str:
+    """What `loopopt-opt -p PIPELINE` prints for `text` (LoopoptError when refused)."""
+    from xdsl.printer import Printer
+
+    from loopopt.context import make_context, parse_chunk, verify_ir
+    from loopopt.iteration_buffers import hoist_iteration_buffers
+    from loopopt.pass_pipeline import apply_passes, parse_pipeline
+
+    ctx = make_context()
+    module = parse_chunk(ctx, text, "case.mlir")
+    with contextlib.redirect_stderr(StringIO()):  # the passes' warnings
+        apply_passes(
+            ctx,
+            module,
+            parse_pipeline(pipeline),
+            lambda p, m: verify_ir(m, f"{p.name} produced invalid IR"),
+        )
+    hoist_iteration_buffers(module)
+    out = StringIO()
+    Printer(stream=out).print_op(module)
+    return out.getvalue()
+
+
+def _function(module_text: str, name: str) -> str:
+    """The body of a printed module (its ops) with @nest renamed `@name`."""
+    body = module_text.strip()
+    body = body.removeprefix("builtin.module {").removesuffix("}")
+    return re.sub(r"@nest\b", f"@{name}", body)
+
+
+def _globals_and_main(cases: list[tuple[Case, int]]) -> tuple[list[str], list[str]]:
+    """memref.globals with each case's random data; main's lines that copy them into fresh
+    arrays, run the original and the transformed nest, and print every array."""
+    globals_: list[str] = []
+    main: list[str] = []
+    for case, index in cases:
+        rng = np.random.default_rng(case.seed)
+        for array in sorted(case.ranks):
+            t = "memref<" + "x".join([str(case.size)] * case.ranks[array]) + "xf32>"
+            data = rng.uniform(-1, 1, (case.size,) * case.ranks[array]).astype(np.float32)
+            values = json.dumps(data.astype(np.float64).tolist())
+            globals_.append(
+                f'memref.global "private" constant @g{index}_{array} : {t} = dense<{values}>'
+            )
+        for which in ("orig", "xf"):
+            names = []
+            for array in sorted(case.ranks):
+                t = "memref<" + "x".join([str(case.size)] * case.ranks[array]) + "xf32>"
+                g, m = f"%g{index}_{which}_{array}", f"%m{index}_{which}_{array}"
+                main.append(f"  {g} = memref.get_global @g{index}_{array} : {t}")
+                main.append(f"  {m} = memref.alloc() : {t}")
+                main.append(f"  memref.copy {g}, {m} : {t} to {t}")
+                names.append((m, t))
+            args = ", ".join(m for m, _ in names)
+            types = ", ".join(t for _, t in names)
+            main.append(f"  func.call @{which}{index}({args}) : ({types}) -> ()")
+            for m, t in names:
+                u = f"{m}_u"
+                main.append(f"  {u} = memref.cast {m} : {t} to memref<*xf32>")
+                main.append(f"  func.call @printMemrefF32({u}) : (memref<*xf32>) -> ()")
+    return globals_, main
+
+
+@dataclass
+class Verdict:
+    seed: int
+    outcome: str
+    """applied (the same results), refused, or failed: <why>."""
+    detail: str = ""
+
+
+def run_batch(cases: list[tuple[Case, str]], workdir: Path) -> list[Verdict]:
+    """Judge applied cases (case, loopopt's output) in one mlir-opt + mlir-runner run; a
+    failing batch is split until the failing cases are alone."""
+    indexed = [(case, index) for index, (case, _) in enumerate(cases)]
+    functions = []
+    for (case, after), (_, index) in zip(cases, indexed, strict=True):
+        functions.append(re.sub(r"@nest\b", f"@orig{index}", case.text))
+        functions.append(_function(after, f"xf{index}"))
+    globals_, main = _globals_and_main(indexed)
+    module = "\n".join(
+        [
+            *globals_,
+            *functions,
+            "func.func private @printMemrefF32(memref<*xf32>)",
+            "func.func @main() {",
+            *main,
+            "  return",
+            "}",
+        ]
+    )
+    problem, output = _lower_and_run(module, workdir)
+    if problem is None:
+        verdicts = _compare(cases, output)
+        if verdicts is not None:
+            return verdicts
+        problem = "unreadable output"
+    if len(cases) == 1:
+        return [Verdict(cases[0][0].seed, f"failed: {problem}", output[-1500:])]
+    half = len(cases) // 2
+    return run_batch(cases[:half], workdir) + run_batch(cases[half:], workdir)
+
+
+def _lower_and_run(module: str, workdir: Path) -> tuple[str | None, str]:
+    assert MLIR_OPT is not None and MLIR_RUNNER is not None
+    source = workdir / "batch.mlir"
+    source.write_text(module)
+    lowered = subprocess.run(
+        [MLIR_OPT, str(source), *LOWERING], capture_output=True, text=True, check=False
+    )
+    if lowered.returncode != 0:
+        return "mlir-opt rejects or cannot lower it", lowered.stderr
+    ran = subprocess.run(
+        [
+            MLIR_RUNNER,
+            "-e",
+            "main",
+            "-entry-point-result=void",
+            f"-shared-libs={','.join(RUNTIME_LIBS)}",
+        ],
+        input=lowered.stdout,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if ran.returncode != 0:
+        return f"mlir-runner exit {ran.returncode}", ran.stderr
+    return None, ran.stdout
+
+
+_NUMBER = re.compile(r"-?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)", re.IGNORECASE)
+
+
+def _compare(cases: list[tuple[Case, str]], output: str) -> list[Verdict] | None:
+    """Verdicts from the printed arrays (original's, then transformed's, per case)."""
+    printed = output.split("Unranked Memref")[1:]
+    arrays = []
+    for block in printed:
+        data = block.split("data =", 1)
+        if len(data) != 2:
+            return None
+        arrays.append(np.array([float(x) for x in _NUMBER.findall(data[1])]))
+    expected = sum(2 * len(case.ranks) for case, _ in cases)
+    if len(arrays) != expected:
+        return None
+    verdicts = []
+    position = 0
+    for case, _ in cases:
+        n = len(case.ranks)
+        original, transformed = (
+            arrays[position : position + n],
+            arrays[position + n : position + 2 * n],
+        )
+        position += 2 * n
+        bad = [
+            name
+            for name, a, b in zip(sorted(case.ranks), original, transformed, strict=True)
+            if a.shape != b.shape or not np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+        ]
+        if bad:
+            verdicts.append(Verdict(case.seed, "failed: wrong result", f"arrays {bad} differ"))
+        else:
+            verdicts.append(Verdict(case.seed, "applied"))
+    return verdicts
+
+
+def judge(seeds: list[int], workdir: Path) -> list[Verdict]:
+    """Generate, transform and judge the cases of `seeds` (one upstream run for all)."""
+    from loopopt.diagnostics import LoopoptError, internal_error
+
+    verdicts: list[Verdict] = []
+    applied: list[tuple[Case, str]] = []
+    for seed in seeds:
+        case = random_nest(seed)
+        try:
+            after = apply_loopopt(case.text, case.pipeline)
+        except LoopoptError:
+            verdicts.append(Verdict(seed, "refused"))
+            continue
+        except Exception as e:  # a crash of loopopt is a failure of the case
+            verdicts.append(Verdict(seed, "failed: loopopt crashed", internal_error(e).one_line()))
+            continue
+        applied.append((case, after))
+    if applied:
+        verdicts += run_batch(applied, workdir)
+    return verdicts
+
+
+def fuzz(first_seed: int, cases: int, batch: int = 25, verbose: bool = False) -> Counter[str]:
+    """Judge `cases` cases from `first_seed` on; the outcomes counted; failures printed."""
+    outcomes: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory(prefix="loopopt-fuzz-") as tmp:
+        for start in range(first_seed, first_seed + cases, batch):
+            seeds = list(range(start, min(start + batch, first_seed + cases)))
+            for verdict in judge(seeds, Path(tmp)):
+                outcomes[verdict.outcome] += 1
+                if verdict.outcome.startswith("failed"):
+                    case = random_nest(verdict.seed)
+                    print(f"seed {verdict.seed}: {verdict.outcome}: {case.pipeline}")
+                    print(f"  {verdict.detail.strip()[:600]}")
+            if verbose:
+                done = min(start + batch, first_seed + cases) - first_seed
+                print(f"{done} cases: {dict(outcomes)}", file=sys.stderr, flush=True)
+    return outcomes
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--batch", type=int, default=25, help="cases per upstream run")
+    parser.add_argument("--show", type=int, default=None, help="print case SEED and exit")
+    parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    args = parser.parse_args()
+    if args.show is not None:
+        case = random_nest(args.show)
+        print(f"// pipeline: {case.pipeline}\n// features: {sorted(case.features)}")
+        print(case.text)
+        return 0
+    if not available():
+        print("needs mlir-opt and mlir-runner 22 (and the MLIR runner libraries)", file=sys.stderr)
+        return 1
+    outcomes = fuzz(args.seed, args.cases, args.batch, args.verbose)
+    failed = sum(n for outcome, n in outcomes.items() if outcome.startswith("failed"))
+    print(f"{args.cases} cases from seed {args.seed}: {dict(sorted(outcomes.items()))}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
