@@ -417,3 +417,18 @@ def test_a_parallel_loop_around_several_nests_is_distributed(rng: np.random.Gene
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     run_function(module, "gemm", got)
     np.testing.assert_allclose(got[2], expected[2], rtol=1e-12)
+
+
+def test_a_block_reduction_lowers_in_memory(rng: np.random.Generator) -> None:
+    """conv2d's filter loops as a block per output: no detached copy of the region (the spread's
+    backup, the spread test's copy) keeps uses of the kernel's arguments, which the lowering
+    would then visit ("memref operand of unknown origin"), on the module as mapped in memory."""
+    import kernels
+
+    from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
+    from loopopt.pass_pipeline import apply_passes, parse_pipeline
+
+    text, _, _ = kernels.conv2d(40, 33, 3, 5, rng)
+    module = parse_module(text)
+    apply_passes(make_context(), module, parse_pipeline("gpu-map-loops,loopopt-lower-gpu-to-nvvm"))
+    assert all(".entry" in gpu_module_to_ptx(g, "sm_90") for g in gpu_modules(module))

@@ -410,6 +410,7 @@ def map_region(
         try:
             _spread_region(kernel, region, plan, threads, pass_name, lanes)
             mapped = threads
+            backup.erase()  # a detached copy keeps uses of the kernel's values: drop them
         except LoopoptError:
             # Barriers the region needs cannot go where every thread reaches them (a branch on
             # a loaded value): run it on one thread instead.
@@ -607,14 +608,20 @@ def lanes_pay(plan: KernelPlan) -> int:
 
 
 def _body_spreads(loop: affine.ForOp) -> bool:
+    """Whether `loop`'s body, as a region, would spread over a block (tried on a copy, which is
+    erased after: a detached copy keeps uses of the values it reads, which later rewrites of
+    those values would visit)."""
     copy = loop.clone()
-    ops = body_ops(copy)
-    if not ops:
-        return False
-    region = wrap(ops)
-    keep_in_registers(region)
-    spread_plan = plan_spread(region)
-    return spread_plan is not None and bool(spread_plan.all_loops())
+    try:
+        ops = body_ops(copy)
+        if not ops:
+            return False
+        region = wrap(ops)
+        keep_in_registers(region)
+        spread_plan = plan_spread(region)
+        return spread_plan is not None and bool(spread_plan.all_loops())
+    finally:
+        copy.erase()
 
 
 def map_lanes(kernel: gpu.FuncOp, loop: affine.ForOp, per_lane: int, pass_name: str) -> int:

@@ -213,6 +213,7 @@ class AutoSchedulePass(LoopoptPass):
             for part in parts:
                 if candidate(part):
                     self.place(ctx, op, part, device, out)
+            original.erase()  # a detached copy keeps uses of the function's values
             return None
         if parts is not None:
             Rewriter.insert_op(original, InsertPoint.before(parts[0]))
