@@ -46,6 +46,18 @@ UNIFORM_READS = frozenset(
 """Ops that may run once for all threads when their operands are uniform (no writes)."""
 
 
+def _stored_arrays(op: Operation) -> set[SSAValue]:
+    """The memrefs that `op` or an op in it stores to."""
+    return {
+        inner.memref for inner in op.walk() if isinstance(inner, affine.StoreOp | memref.StoreOp)
+    }
+
+
+def _read_arrays(op: Operation) -> set[SSAValue]:
+    """The memrefs that `op` or an op in it loads from."""
+    return {inner.memref for inner in op.walk() if isinstance(inner, affine.LoadOp | memref.LoadOp)}
+
+
 _ID_MAP = builtin.AffineMapAttr(AffineMap.identity(3))
 _GLOBAL = IntegerAttr(1, 64)
 """Global memory's address space, as memref types spell it."""
@@ -262,13 +274,13 @@ class _Fission:
         # The thread loops of a segment run where it ends, so a uniform read that follows a
         # per-thread op (which may write what it reads) ends the segment there.
         start = 0
-        seen = False
+        written: set[SSAValue] = set()  # arrays the per-thread ops so far store to
         for k, op in enumerate(segment):
             if self._per_thread(op):
-                seen = True
-            elif seen and any(not _pure(inner) for inner in op.walk()):
+                written |= _stored_arrays(op)
+            elif written and _read_arrays(op) & written:
                 self._flush_part(segment[start:k], op)
-                start, seen = k, False
+                start, written = k, set()
         self._flush_part(segment[start:], before)
 
     def _flush_part(self, segment: list[Operation], before: Operation) -> None:
