@@ -4,7 +4,8 @@
         ...          # after 2 s:  "loopopt: auto-schedule ..."
                      # at the end: "loopopt: auto-schedule done in 10.8 s"
 
-A phase that ends within `THRESHOLD_S` prints nothing. LOOPOPT_PROGRESS=0 silences every phase
+A phase that ends within `THRESHOLD_S` prints nothing. Lines are printed where stderr is a
+terminal; LOOPOPT_PROGRESS=1 prints them anywhere, LOOPOPT_PROGRESS=0 silences every phase
 (as does `quiet()`). The lines go to the stream under a `cache.StderrRecorder` (a cache hit
 does not repeat them).
 """
@@ -27,8 +28,15 @@ _quiet: ContextVar[bool] = ContextVar("loopopt_progress_quiet", default=False)
 
 
 def enabled() -> bool:
-    setting = os.environ.get("LOOPOPT_PROGRESS", "1").strip().lower()
-    return setting not in ("0", "false", "no", "off") and not _quiet.get()
+    """LOOPOPT_PROGRESS=1 or 0 says; unset, only where stderr is a terminal (a pipe, a log or
+    FileCheck reading a tool's stderr gets no lines whose place depends on timing)."""
+    if _quiet.get():
+        return False
+    setting = os.environ.get("LOOPOPT_PROGRESS", "").strip().lower()
+    if not setting:
+        isatty = getattr(_stream(), "isatty", None)
+        return bool(isatty and isatty())
+    return setting not in ("0", "false", "no", "off")
 
 
 @contextmanager
