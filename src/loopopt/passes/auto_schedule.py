@@ -6,15 +6,22 @@ Before:  affine.for %i = 0 to 4096 { affine.for %j … { affine.for %k … { C +
 After:   what the best candidate's pipeline makes of it, e.g. for SGEMM
          loop-tile{tile-sizes=128,64,16},promote{arrays=A loop=k_t …},…,gpu-map-loops{block=16,16},…
 
-For each function holding one perfect affine nest: summarize it (schedule/summary.py), enumerate
-the candidates of its class (schedule/space.py; those that do not fit the device's threads,
-shared memory and registers are already out), rank them by the model's predicted time
-(schedule/cost_model.py; ties keep the space's order, so the choice is deterministic), and apply
-the first one's pipeline to that function. `explain` prints the top `top` candidates with their
-breakdowns to stderr, one line each, the chosen one first. A function the summary cannot
-describe (an imperfect or non-constant nest) keeps the default mapping (`gpu-map-loops`), with
-the reason under `explain`. `device=` is an architecture (sm_80, sm_89, sm_90) or a device name
-of schedule/device.py; `auto` (the default) is the GPU in use, else sm_90. With `gpu=false` only
+For each nest of each function (schedule/nests.py: the nests at the top of the function and in
+its host loops whose values from outside the host computes; a parallel loop around several nests
+is split first, as gpu-map-loops splits it): outline the nest into a function of its own
+(loops/func_outline.py), summarize it (schedule/summary.py), enumerate the candidates of its
+class (schedule/space.py; those that do not fit the device's threads, shared memory and
+registers are already out), rank them by the model's predicted time (schedule/cost_model.py;
+ties keep the space's order, so the choice is deterministic; rankings are kept per summary and
+device), apply the first one's pipeline to that function and inline it back. A nest without
+candidates may still get one for a part: the statements beside an inner loop are split off
+(`expose_nests`) when every part holding that loop then has candidates; otherwise it is left as
+it was. `map` candidates with a sequential loop inside or around their threads are left to
+gpu-map-loops (its reduction strategies and loop order do better). On the GPU, `gpu-map-loops`
+then maps the rest of the function (regions, reductions, nests without a summary). `explain`
+prints, per nest, the top `top` candidates with their breakdowns to stderr, the chosen one
+first, or the reason for the default mapping.
+`device=` is an architecture (sm_80, sm_89, sm_90) or a device name of schedule/device.py; `auto` (the default) is the GPU in use, else sm_90. With `gpu=false` only
 the loop-level part of the choice is applied (the passes before `gpu-map-loops`): the CPU path of
 `loopopt.compile` uses that.
 """
