@@ -21,9 +21,10 @@ gpu-map-loops (its reduction strategies and loop order do better). On the GPU, `
 then maps the rest of the function (regions, reductions, nests without a summary). `explain`
 prints, per nest, the top `top` candidates with their breakdowns to stderr, the chosen one
 first, or the reason for the default mapping.
-`device=` is an architecture (sm_80, sm_89, sm_90) or a device name of schedule/device.py; `auto` (the default) is the GPU in use, else sm_90. With `gpu=false` only
-the loop-level part of the choice is applied (the passes before `gpu-map-loops`): the CPU path of
-`loopopt.compile` uses that.
+`device=` is an architecture (sm_80, sm_89, sm_90) or a device name of schedule/device.py;
+`auto` (the default) is the GPU in use, else sm_90. With `gpu=false` only the loop-level part of
+the choice is applied (the passes before `gpu-map-loops`): the CPU path of `loopopt.compile`
+uses that.
 """
 
 from __future__ import annotations
