@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from xdsl.dialects import affine, func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects import affine, func, memref
+from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, StringAttr
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from loopopt.diagnostics import LoopoptError
@@ -225,3 +225,18 @@ def defined_inside(value: SSAValue, loop: Operation) -> bool:
             return True
         op = op.parent_op()
     return False
+
+
+def host_buffer_op(op: Operation) -> bool:
+    """A `memref.alloc` of static shape in the default memory space, or a `memref.dealloc`,
+    directly in a function's body: on the GPU, the host allocates it on the device (a buffer
+    kernels share, such as an expanded array) and the op stays on the host."""
+    if not isinstance(op.parent_op(), func.FuncOp):
+        return False
+    if isinstance(op, memref.DeallocOp):
+        owner = op.memref.owner
+        return isinstance(owner, Operation) and host_buffer_op(owner)
+    if not isinstance(op, memref.AllocOp) or op.operands:
+        return False
+    t = op.memref.type
+    return isinstance(t, MemRefType) and t.memory_space == NoneAttr() and t.has_static_shape()

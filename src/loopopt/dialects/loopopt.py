@@ -31,6 +31,9 @@ PADDED = "loopopt.padded"
 """Unit attribute of the affine.if ops that guard the accesses of padded tiles."""
 SCOPE = "loopopt.scope"
 """The attribute pairing a buffer moved to the function entry with the loop it belongs to."""
+ALLOCATOR = "loopopt.allocator"
+"""String attribute of a memref.alloc / memref.dealloc: the function that allocates / frees it
+instead of malloc / free (a GPU program's host allocates its buffers on the device)."""
 
 # On kernels (gpu.func, then the llvm.func it lowers to)
 MIN_BLOCKS_ATTR = "loopopt.min_blocks_per_sm"
@@ -56,6 +59,7 @@ ATTRIBUTES = (
     MAPPING,
     PADDED,
     SCOPE,
+    ALLOCATOR,
     MIN_BLOCKS_ATTR,
     MAX_REGISTERS_ATTR,
     POINTER_ALIGN_ATTR,

@@ -41,7 +41,7 @@ from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.distribute import distribute
 from loopopt.loops.gpu_plan import KernelPlan, plan_kernel
 from loopopt.loops.interchange import permute_band
-from loopopt.loops.nest import body_ops, perfect_band
+from loopopt.loops.nest import body_ops, host_buffer_op, perfect_band
 from loopopt.loops.outline import captured_values
 
 
@@ -124,7 +124,7 @@ class Planner:
                 if inner is not None and any(launches(item) for item in inner):
                     return HostLoop(op, inner)
             return Region([op])
-        if not op.regions and is_side_effect_free(op):
+        if (not op.regions and is_side_effect_free(op)) or host_buffer_op(op):
             return Host(op)
         return Region([op])
 

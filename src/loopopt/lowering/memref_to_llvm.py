@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, llvm, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, i8, i64
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr, i8, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import ALLOCATOR
 from loopopt.lowering.atomic import AtomicRMWLowering
 from loopopt.lowering.gpu_constant import GetGlobalLowering
 from loopopt.lowering.llvm_common import (
@@ -146,8 +147,9 @@ class AllocLowering(RewritePattern):
         count = _element_count(t, op.dynamic_sizes, ops)
         width = const(element_bytes(t.element_type, op))
         nbytes = llvm.MulOp(count, width.result, overflow=NSW)
-        self.state.declare("malloc", [i64], PTR)
-        call = llvm.CallOp("malloc", nbytes.res, return_type=PTR)
+        allocator = _allocator(op, "malloc")
+        self.state.declare(allocator, [i64], PTR)
+        call = llvm.CallOp(allocator, nbytes.res, return_type=PTR)
         rewriter.replace(op, [*ops, width, nbytes, call], [call.returned])
         assert call.returned is not None
         self.state.memrefs[call.returned] = _info(t, op.dynamic_sizes)
@@ -159,8 +161,15 @@ class DeallocLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter, /) -> None:
-        self.state.declare("free", [PTR], llvm.LLVMVoidType())
-        rewriter.replace(op, llvm.CallOp("free", op.memref))
+        free = _allocator(op, "free")
+        self.state.declare(free, [PTR], llvm.LLVMVoidType())
+        rewriter.replace(op, llvm.CallOp(free, op.memref))
+
+
+def _allocator(op: Operation, default: str) -> str:
+    """The function an alloc / dealloc calls: its `loopopt.allocator`, else malloc / free."""
+    name = op.attributes.get(ALLOCATOR)
+    return name.data if isinstance(name, StringAttr) else default
 
 
 @dataclass

@@ -6,7 +6,9 @@ Before:  affine.for %i = 0 to 4096 { affine.for %j … { affine.for %k … { C +
 After:   what the best candidate's pipeline makes of it, e.g. for SGEMM
          loop-tile{tile-sizes=128,64,16},promote{arrays=A loop=k_t …},…,gpu-map-loops{block=16,16},…
 
-For each nest of each function (schedule/nests.py: the nests at the top of the function and in
+On the GPU, each function's scratch arrays that make its loops sequential are first expanded
+where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)). Then, for
+each nest of each function (schedule/nests.py: the nests at the top of the function and in
 its host loops whose values from outside the host computes; a parallel loop around several nests
 is split first, as gpu-map-loops splits it): outline the nest into a function of its own
 (loops/func_outline.py), summarize it (schedule/summary.py), enumerate the candidates of its
@@ -53,6 +55,7 @@ from loopopt.loops.gpu_host import split_nests
 from loopopt.loops.nest import functions, loop_name, perfect_band
 from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.passes import LoopoptPass
+from loopopt.passes.array_expand import expand_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
 from loopopt.schedule.roles import map_roles
@@ -182,7 +185,10 @@ class AutoSchedulePass(LoopoptPass):
     ) -> None:
         """Each nest of `fn` (schedule/nests.py) that has candidates gets the best one's
         pipeline, applied to the nest outlined into a function of its own; then, on the GPU,
-        `gpu-map-loops` maps whatever is left (other nests, code between them)."""
+        `gpu-map-loops` maps whatever is left (other nests, code between them). On the GPU,
+        scratch arrays that make a nest's loops sequential are expanded first (array-expand)."""
+        if self.gpu:
+            expand_function(fn)
         self.walk(ctx, op, fn.body.block, device, out)
         if self.gpu:
             self.run(ctx, op, only(GpuMapLoopsPass(), fn.sym_name.data))

@@ -11,7 +11,11 @@ Each gpu.launch_func becomes a call of an external function whose address is a c
 into runtime/cuda.py (cuLaunchKernel); the host function is then lowered and JIT-compiled like
 any CPU function, so loops around launches (time steps) run natively. Its memref arguments
 are device pointers (+ sizes): the host code may compute sizes and launch, but not touch array
-elements. Launches are asynchronous on the default stream; a call synchronizes once at the end
+elements. A static `memref.alloc` in the function's body (an expanded array the kernels share)
+is a device buffer: a callback allocates it on the first call and hands the same buffer to every
+later call (the n-th allocation of a site in a call gets that site's n-th buffer), and its
+`memref.dealloc` frees nothing; the buffers live as long as the compiled function.
+Launches are asynchronous on the default stream; a call synchronizes once at the end
 and raises the first launch error. `compile_gpu` returns a `GpuFunction` taking numpy arrays
 (copied to the device and back) or `__cuda_array_interface__` objects (used in place).
 """
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llvmlite.binding as llvm
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
     DictionaryAttr,
@@ -41,10 +45,16 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
+from loopopt.analysis.nest import host_buffer_op
 from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
-from loopopt.dialects.loopopt import CONSTANT_ARGS_ATTR, DYNAMIC_SHARED_ATTR, POINTER_ALIGN_ATTR
+from loopopt.dialects.loopopt import (
+    ALLOCATOR,
+    CONSTANT_ARGS_ATTR,
+    DYNAMIC_SHARED_ATTR,
+    POINTER_ALIGN_ATTR,
+)
 from loopopt.lowering.func_to_llvm import signature_inputs
 from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, lower_gpu_to_nvvm
 from loopopt.lowering.llvm_common import element_bytes
@@ -95,6 +105,34 @@ class GpuProgram:
     kernels: dict[tuple[str, str], KernelInfo] = field(default_factory=dict)
     callbacks: list[Any] = field(default_factory=list)
     error: BaseException | None = None
+    buffers: dict[str, list[cuda.DeviceBuffer]] = field(default_factory=dict)
+    """The device buffers of each allocation site (by its allocator symbol), kept across calls."""
+    allocated: dict[str, int] = field(default_factory=dict)
+    """How many buffers each site has handed out in the current call."""
+
+    def begin_call(self) -> None:
+        self.allocated.clear()
+
+    def allocator(self, site: str) -> Any:
+        """A C function pointer that returns the site's next device buffer of `nbytes`."""
+
+        def allocate(nbytes: int) -> int:
+            if self.error is not None:
+                return 0
+            try:
+                pool = self.buffers.setdefault(site, [])
+                n = self.allocated.get(site, 0)
+                self.allocated[site] = n + 1
+                if n == len(pool):
+                    pool.append(cuda.DeviceBuffer(nbytes))
+                return pool[n].ptr
+            except BaseException as e:  # a ctypes callback must not raise
+                self.error = e
+                return 0
+
+        pointer = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int64)(allocate)
+        self.callbacks.append(pointer)
+        return pointer
 
     def callback(self, launch: _Launch, argtypes: list[type[Any]]) -> Any:
         """A C function pointer that launches `launch.kernel` (errors are kept for later)."""
@@ -177,8 +215,27 @@ def bind_host(
     host = find_host(module, func_name)
     for index, launch in enumerate(_launches(module)):
         _lower_launch(program, launch, f"{prefix}_{index}")
+    _bind_buffers(program, module, prefix)
     function = compile_cpu(module, func_name)
     return GpuFunction(func_name, host.function_type.inputs.data, function.address, program)
+
+
+def _bind_buffers(program: GpuProgram, module: ModuleOp, prefix: str) -> None:
+    """Point each host allocation at a device-buffer callback, and each dealloc at nothing."""
+    sites = [op for op in module.walk() if isinstance(op, memref.AllocOp | memref.DeallocOp)]
+    for index, op in enumerate(sites):
+        if isinstance(op, memref.AllocOp):
+            symbol = f"{prefix}_alloc_{index}"
+            pointer = program.allocator(symbol)
+        else:
+            symbol = f"{prefix}_free"
+            pointer = _FREE_NOTHING
+        llvm.add_symbol(symbol, ctypes.cast(pointer, ctypes.c_void_p).value)
+        op.attributes[ALLOCATOR] = StringAttr(symbol)
+
+
+_FREE_NOTHING = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda pointer: None)
+"""What a host memref.dealloc calls: the buffer stays with the program for its next call."""
 
 
 def find_host(module: ModuleOp, name: str) -> func.FuncOp:
@@ -186,7 +243,7 @@ def find_host(module: ModuleOp, name: str) -> func.FuncOp:
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             for inner in op.walk():
-                if inner.name in HOST_MEMORY_OPS:
+                if inner.name in HOST_MEMORY_OPS and not host_buffer_op(inner):
                     raise LoopoptError(
                         f"host function @{op.sym_name.data} cannot run '{inner.name}': "
                         "its arrays live on the GPU",
@@ -316,4 +373,5 @@ class GpuFunction:
         return ms
 
     def _run(self, c_args: list[Any]) -> None:
+        self.program.begin_call()
         self._cfunc(*c_args)

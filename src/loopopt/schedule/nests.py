@@ -30,7 +30,7 @@ from loopopt.analysis.legality import require_distribution_legal
 from loopopt.analysis.parallel import is_parallel
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.distribute import distribute
-from loopopt.loops.nest import body_ops, perfect_band
+from loopopt.loops.nest import body_ops, host_buffer_op, perfect_band
 from loopopt.loops.outline import captured_values
 
 
@@ -43,6 +43,8 @@ def host_computable(value: SSAValue) -> bool:
         return isinstance(parent, affine.ForOp) and is_host_loop(parent)
     op = value.owner
     assert isinstance(op, Operation)
+    if host_buffer_op(op):
+        return True
     return not op.regions and is_side_effect_free(op) and all(map(host_computable, op.operands))
 
 
