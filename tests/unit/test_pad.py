@@ -172,3 +172,40 @@ def test_emulated_padded_atb() -> None:
     emulate(module)
     run_function(module, workloads.SGEMM_ATB.func, [a, b, c])
     assert np.abs(c - a.T.astype(np.float64) @ b.astype(np.float64)).max() < 1e-4
+
+
+SCALED = """
+func.func @scaled(%alpha: f32, %A: memref<13x11xf32>, %B: memref<11x9xf32>, %C: memref<13x9xf32>) {
+  affine.for %i = 0 to 13 {
+    affine.for %j = 0 to 9 {
+      affine.for %k = 0 to 11 {
+        %a = affine.load %A[%i, %k] : memref<13x11xf32>
+        %s = arith.mulf %alpha, %a : f32
+        %b = affine.load %B[%k, %j] : memref<11x9xf32>
+        %m = arith.mulf %s, %b : f32
+        %o = affine.load %C[%i, %j] : memref<13x9xf32>
+        %n = arith.addf %o, %m : f32
+        affine.store %n, %C[%i, %j] : memref<13x9xf32>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("alpha", [1.5, np.inf, np.nan])
+def test_a_scalar_factor_is_zeroed_past_the_bound(alpha: float) -> None:
+    """C += alpha A B padded past k: C's store needs no k guard (so C stays in registers), and
+    the result is the unpadded one even where alpha * 0 would be NaN (alpha infinite)."""
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((13, 11), (11, 9)))
+    c = rng.standard_normal((13, 9)).astype(np.float32)
+    pipeline = f"{TILE},{PAD}"
+    guards = _guards(transform(SCALED, pipeline))
+    assert all("d2" not in g and "10" not in g for g in guards["C"]), guards["C"]
+    expected = [np.float32(alpha), a, b, c.copy()]
+    run_function(parse_module(SCALED), "scaled", expected)
+    got = [np.float32(alpha), a, b, c.copy()]
+    run_function(parse_module(transform(SCALED, pipeline)), "scaled", got)
+    np.testing.assert_array_equal(got[3], expected[3])

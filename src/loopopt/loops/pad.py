@@ -18,9 +18,12 @@ bound in its guard (correct, but scalar replacement then needs the guards of the
 stores of an element to agree). It is harmless when (islpy, over the padded iteration domain)
   - it cannot execute there: its element is outside the array whenever the IV is past the
     bound (C[%i, %j] with %i past 1000), or
-  - it stores back what it loaded (an accumulation `X = X + x * y` of the same element, in the
-    same block, with no other store to X between) and every factor is a load that is out of
-    bounds there, so 0.0: x + 0 * 0 == x (a -0.0 element becomes +0.0).
+  - it stores back what it loaded: an accumulation `X = X + x * y * …` of the same element (in
+    the same block, with no other store to X between; the product a tree of multiplications)
+    where every factor is 0 past the bound: a load that is out of bounds there reads 0.0, and
+    any other factor (a scalar such as 2mm's alpha, an element that exists there) is made
+    `arith.select (iv < bound), x, 0` so that an infinite or NaN factor cannot make 0 * x a
+    NaN: X + 0 * 0 == X (a -0.0 element becomes +0.0).
 Loads need no proof (they have no effect), only the in-bounds guard. Conditions that always
 hold in the padded domain are left out, so accesses that never leave their arrays stay plain.
 """
@@ -31,8 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith, memref
-from xdsl.dialects.builtin import UnitAttr
-from xdsl.ir import Block, Operation
+from xdsl.dialects.builtin import AffineMapAttr, UnitAttr
+from xdsl.ir import Block, Operation, Use
 from xdsl.ir.affine import AffineExpr
 from xdsl.traits import is_side_effect_free
 
@@ -130,28 +133,39 @@ class _Guards:
             for loop, bound in self.extensions:
                 [end] = self.builder.exprs(bound)
                 past = self.builder.value(iv(loop)) - end
-                if not self._harmless(inside, past):
+                if not self._harmless(inside, past, loop, bound):
                     kept.append(AffineExpr.constant(-1) - past)
         values = self.builder.values
         return [c for c in kept if not self.domain.holds(c, values)]
 
-    def _harmless(self, inside: list[AffineExpr], past: AffineExpr) -> bool:
+    def _harmless(
+        self, inside: list[AffineExpr], past: AffineExpr, loop: affine.ForOp, end: Bound
+    ) -> bool:
         values = self.builder.values
         if not self.domain.feasible([*inside, past], values):
             return True  # the element is outside the array wherever the IV is past the bound
         factors = _accumulated_factors(self.access)
         if not factors:
             return False
-        for factor in factors:
-            within = in_bounds(factor, self.builder)
-            if within is None or self.domain.feasible([*inside, past, *within], values):
-                return False
+        zeroed: list[Use] = []
+        for use in factors:
+            factor = use.operation.operands[use.index].owner
+            if isinstance(factor, affine.LoadOp) and loop.is_ancestor(factor):
+                within = in_bounds(factor, self.builder)
+                if within is not None and not self.domain.feasible(
+                    [*inside, past, *within], values
+                ):
+                    continue  # out of the array past the bound: 0 there
+            zeroed.append(use)
+        for use in zeroed:
+            _zero_past(use, loop, end)
         return True
 
 
-def _accumulated_factors(store: Access) -> list[affine.LoadOp]:
-    """The loads x, y of `store`'s value `X + x * y`, X loaded from the stored element in
-    the same block with no store to the memref between; [] for any other value."""
+def _accumulated_factors(store: Access) -> list[Use]:
+    """The uses of the factors x, y, … of `store`'s value `X + x * y * …` (a tree of
+    multiplications, each used once, by the next), X loaded from the stored element in the
+    same block with no store to the memref between; [] for any other value."""
     assert isinstance(store, affine.StoreOp)
     value = store.value.owner
     if not isinstance(value, arith.AddfOp | arith.AddiOp):
@@ -162,10 +176,35 @@ def _accumulated_factors(store: Access) -> list[affine.LoadOp]:
             continue
         if not _same_element(load, store) or not _nothing_stored_between(load, store):
             continue
-        factors = [v.owner for v in (mul.lhs, mul.rhs)]
-        if all(isinstance(f, affine.LoadOp) for f in factors):
-            return factors  # type: ignore[return-value]
+        return _leaves(mul)
     return []
+
+
+def _leaves(mul: arith.MulfOp | arith.MuliOp) -> list[Use]:
+    """The uses of the operands of a tree of single-use multiplications that are not
+    multiplications of the tree themselves."""
+    found: list[Use] = []
+    for index, operand in enumerate(mul.operands):
+        inner = operand.owner
+        if isinstance(inner, arith.MulfOp | arith.MuliOp) and operand.has_one_use():
+            found += _leaves(inner)
+        else:
+            found.append(Use(mul, index))
+    return found
+
+
+def _zero_past(use: Use, loop: affine.ForOp, end: Bound) -> None:
+    """The factor `use` reads becomes 0 where the IV of `loop` is past `end` (what the loop
+    ran to before padding): `arith.select (iv < end), factor, 0`, right before its user."""
+    user, value = use.operation, use.operation.operands[use.index]
+    apply = affine.ApplyOp(list(end.operands), AffineMapAttr(end.map))
+    below = arith.CmpiOp(iv(loop), apply.result, "slt")
+    zero = zero_of(value.type)
+    select = arith.SelectOp(below.result, value, zero.result)
+    block = user.parent_block()
+    assert block is not None
+    block.insert_ops_before([apply, below, zero, select], user)
+    user.operands[use.index] = select.result
 
 
 def _same_element(load: affine.LoadOp, store: affine.StoreOp) -> bool:

@@ -106,6 +106,48 @@ func.func @overwrite(%A: memref<50x21xf32>, %B: memref<21x37xf32>, %C: memref<50
 
 // -----
 
+// C += alpha * A * v[i] * B (2mm's alpha; v[i] exists past k = 21): an accumulation whose
+// factors are not all loads that leave their arrays there. Each such factor is made 0 past the
+// bound (`select (k < 21), x, 0`, so that an infinite alpha cannot turn 0 into NaN); A's and B's
+// loads read 0 there already. C's store keeps C's bounds only, as C's load does.
+
+// CHECK-LABEL: func.func @scaled
+// CHECK:         %[[E:.*]] = affine.apply affine_map<() -> (21)> ()
+// CHECK-NEXT:    %[[BELOW:.*]] = arith.cmpi slt, %[[K:.*]], %[[E]] : index
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %{{.*}} = arith.select %[[BELOW]], %{{.*}}, %[[Z]] : f32
+// CHECK-NEXT:    arith.mulf
+// CHECK:         arith.cmpi slt, %[[K]], %{{.*}} : index
+// CHECK:         arith.select
+// CHECK:         affine.if affine_set<(d0, d1) : ({{.*}} + 49) >= 0, {{.*}} + 36) >= 0)>(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {
+// CHECK-NEXT:      affine.store
+func.func @scaled(%alpha: f32, %A: memref<50x21xf32>, %B: memref<21x37xf32>, %v: memref<50xf32>, %C: memref<50x37xf32>) {
+  affine.for %i_t = 0 to 50 step 16 {
+    affine.for %j_t = 0 to 37 step 16 {
+      affine.for %k_t = 0 to 21 step 8 {
+        affine.for %i = affine_map<(d0) -> (d0)>(%i_t) to min affine_map<(d0) -> (d0 + 16, 50)>(%i_t) {
+          affine.for %j = affine_map<(d0) -> (d0)>(%j_t) to min affine_map<(d0) -> (d0 + 16, 37)>(%j_t) {
+            affine.for %k = affine_map<(d0) -> (d0)>(%k_t) to min affine_map<(d0) -> (d0 + 8, 21)>(%k_t) {
+              %a = affine.load %A[%i, %k] : memref<50x21xf32>
+              %s = arith.mulf %alpha, %a : f32
+              %w = affine.load %v[%i] : memref<50xf32>
+              %t = arith.mulf %s, %w : f32
+              %b = affine.load %B[%k, %j] : memref<21x37xf32>
+              %m = arith.mulf %t, %b : f32
+              %o = affine.load %C[%i, %j] : memref<50x37xf32>
+              %n = arith.addf %o, %m : f32
+              affine.store %n, %C[%i, %j] : memref<50x37xf32>
+            } {loopopt.name = "k"}
+          } {loopopt.name = "j"}
+        } {loopopt.name = "i"}
+      } {loopopt.name = "k_t"}
+    } {loopopt.name = "j_t"}
+  } {loopopt.name = "i_t"}
+  return
+}
+
+// -----
+
 // Tiles that divide: nothing is padded, nothing guarded.
 
 // CHECK-LABEL: func.func @divides
