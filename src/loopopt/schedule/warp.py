@@ -131,7 +131,15 @@ def shared_cycles(lane_words: np.ndarray, banks: int) -> tuple[int, int]:
     """(wavefronts, conflict-free wavefronts) of one warp access; `lane_words`: per lane (row)
     the 4-byte words it reads or writes (W/4 columns). Phases of 128/W lanes, twice as many
     lanes when every lane pair (l, l^1 or l, l^2) has one address; per phase the most distinct
-    words of one bank (see the module docstring)."""
+    words of one bank (see the module docstring). The candidates of a nest ask about the same
+    few access patterns many times: answers are kept by the words' bytes."""
+    words = np.ascontiguousarray(lane_words, dtype=np.int64)
+    return _shared_cycles(words.tobytes(), words.shape, banks)
+
+
+@functools.lru_cache(maxsize=8192)
+def _shared_cycles(data: bytes, shape: tuple[int, ...], banks: int) -> tuple[int, int]:
+    lane_words = np.frombuffer(data, dtype=np.int64).reshape(shape)
     lanes_count, per_lane = lane_words.shape
     phase = max(1, banks // per_lane)
     if _pairs_share(lane_words):
