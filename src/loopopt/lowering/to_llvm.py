@@ -14,9 +14,10 @@ from collections.abc import Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IndexType, ModuleOp, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
+    PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
 )
@@ -34,10 +35,23 @@ from loopopt.lowering.math_to_llvm import MathLowering
 from loopopt.lowering.memref_to_llvm import producer_patterns, user_patterns
 
 
+class _Lowering(GreedyRewritePatternApplier):
+    """The patterns in order, skipping what is lowered already: the walker visits every op it
+    makes again, and an unrolled kernel has tens of thousands of them."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.dialect_name() not in _LOWERED:
+            super().match_and_rewrite(op, rewriter)
+
+
+_LOWERED = frozenset({"llvm", "nvvm"})
+"""Dialects of what the patterns produce: none of them matches an op of these."""
+
+
 def _apply(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
     # No dead-code elimination: size constants recorded in the memref table have no uses yet.
     PatternRewriteWalker(
-        GreedyRewritePatternApplier(list(patterns), dce_enabled=False), apply_recursively=True
+        _Lowering(list(patterns), dce_enabled=False), apply_recursively=True
     ).rewrite_module(module)
 
 
