@@ -4,6 +4,7 @@
     numpy_dtype(Float16Type())         # numpy.float16
     c_type(Float32Type())              # ctypes.c_float, for a scalar argument or result
     c_type(Float16Type())              # None: f16/bf16 are element types, not call arguments
+    bfloat_bits(0.1)                   # 0x3DCD: the bfloat16 nearest to 0.1
 
 Floats are f16 (IEEE binary16), bf16 (bfloat16: f32's exponent, 8 significant bits), f32 and
 f64; LLVM calls the first two `half` and `bfloat`, PTX `.f16` and `.bf16`. Every other float
@@ -17,6 +18,8 @@ ml_dtypes' `bfloat16` (the numpy dtype JAX and TensorFlow use).
 from __future__ import annotations
 
 import ctypes
+import math
+import struct
 from typing import Any
 
 import numpy as np
@@ -86,3 +89,17 @@ def c_type(t: Attribute) -> type[Any] | None:
 def is_float_dtype(dtype: np.dtype[Any]) -> bool:
     """Whether `dtype` holds floats (bfloat16's numpy kind is 'V', not 'f')."""
     return dtype.kind == "f" or dtype == bfloat16()
+
+
+def bfloat_bits(value: float) -> int:
+    """The bfloat16 nearest to `value` (ties to even), as its 16 bits; NaN is a quiet NaN.
+    Rounds once: f64 → f32 rounding to odd (keeps the sticky bit), then f32 → bf16 to even."""
+    if math.isnan(value):
+        return 0x7FC0
+    if math.isinf(value) or abs(value) >= 2.0**128:
+        return 0xFF80 if value < 0 else 0x7F80
+    single = struct.unpack("<I", struct.pack("<f", value))[0]
+    back = struct.unpack("<f", struct.pack("<I", single))[0]
+    if back != value and single & 1 == 0:
+        single += -1 if abs(back) > abs(value) else 1
+    return (single + 0x7FFF + ((single >> 16) & 1)) >> 16

@@ -16,9 +16,6 @@ for it (constants rounded to nearest even, written as LLVM's exact hex form `0xR
 
 from __future__ import annotations
 
-import math
-import struct
-
 import llvmlite.ir as ir
 from xdsl.backend.llvm import convert as convert_module_
 from xdsl.backend.llvm import convert_op
@@ -32,20 +29,7 @@ from xdsl.utils.exceptions import LLVMTranslationException
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.llvm_ext import AtomicRMWOp
-
-
-def bfloat_bits(value: float) -> int:
-    """The bfloat16 nearest to `value` (ties to even), as its 16 bits; NaN is a quiet NaN.
-    Rounds once: f64 → f32 rounding to odd (keeps the sticky bit), then f32 → bf16 to even."""
-    if math.isnan(value):
-        return 0x7FC0
-    if math.isinf(value) or abs(value) >= 2.0**128:
-        return 0xFF80 if value < 0 else 0x7F80
-    single = struct.unpack("<I", struct.pack("<f", value))[0]
-    back = struct.unpack("<f", struct.pack("<I", single))[0]
-    if back != value and single & 1 == 0:
-        single += -1 if abs(back) > abs(value) else 1
-    return (single + 0x7FFF + ((single >> 16) & 1)) >> 16
+from loopopt.element_types import bfloat_bits
 
 
 class BFloatType(ir.types._BaseFloatType):  # pyright: ignore[reportPrivateUsage]

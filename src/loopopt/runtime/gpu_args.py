@@ -22,6 +22,7 @@ from xdsl.ir import Attribute
 from loopopt.diagnostics import LoopoptError
 from loopopt.element_types import numpy_dtype
 from loopopt.runtime import cuda
+from loopopt.runtime.device_arrays import cuda_array_interface
 from loopopt.runtime.scalars import scalar_argument
 
 
@@ -46,7 +47,7 @@ class Arguments:
             raise
 
     def _array(self, where: str, arg: Any, t: MemRefType) -> None:
-        interface = getattr(arg, "__cuda_array_interface__", None)
+        interface = cuda_array_interface(arg)
         if interface is not None:
             pointer, shape = _device_array(where, interface, t)
         elif isinstance(arg, np.ndarray):
