@@ -96,9 +96,10 @@ def bfloat_bits(value: float) -> int:
     Rounds once: f64 → f32 rounding to odd (keeps the sticky bit), then f32 → bf16 to even."""
     if math.isnan(value):
         return 0x7FC0
-    if math.isinf(value) or abs(value) >= 2.0**128:
+    try:
+        single = struct.unpack("<I", struct.pack("<f", value))[0]
+    except OverflowError:  # beyond float32, so beyond bfloat16: infinity
         return 0xFF80 if value < 0 else 0x7F80
-    single = struct.unpack("<I", struct.pack("<f", value))[0]
     back = struct.unpack("<f", struct.pack("<I", single))[0]
     if back != value and single & 1 == 0:
         single += -1 if abs(back) > abs(value) else 1

@@ -240,3 +240,15 @@ def test_bf16_array_of_the_wrong_dtype_is_refused() -> None:
     s, d, w = np.zeros(2, np.float32), np.zeros(2), np.zeros(2)
     with pytest.raises(LoopoptError, match="argument 2: expected dtype bfloat16 .* got float16"):
         f(s, d, np.zeros(2, np.float16), np.zeros(2, ml_dtypes.bfloat16), w)
+
+
+def test_bfloat_bits_rounds_once_from_f64() -> None:
+    """Just above a tie between two bfloat16 values: rounding through float32 first would land
+    on the tie and round to even (ml_dtypes' cast does); one rounding goes up."""
+    above_tie = 1 + 2.0**-8 + 2.0**-40
+    assert bfloat_bits(above_tie) == 0x3F81
+    assert bfloat_bits(1 + 2.0**-8) == 0x3F80  # the tie itself: to even
+    assert bfloat_bits(1 + 3 * 2.0**-8) == 0x3F82
+    assert bfloat_bits(-above_tie) == 0xBF81
+    assert bfloat_bits(1e-45) == 0 and bfloat_bits(1e39) == 0x7F80
+    assert bfloat_bits(float("nan")) == 0x7FC0
