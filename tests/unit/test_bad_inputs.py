@@ -284,11 +284,12 @@ MISLEADING = {  # kernel, arguments, the line of the kernel's source it is about
         "scale() argument 'A' is a 0-d float32 array; kernels take numbers and arrays of one or "
         "more dimensions (reshape it to (1,))",
     ),
-    "float16-array": (
+    "float128-array": (
         scale,
-        (np.zeros(4, np.float16), np.zeros(4, F32)),
+        (np.zeros(4, np.longdouble), np.zeros(4, F32)),
         "def scale",
-        "scale() argument 'A' is a float16 array; arrays must be float32, float64, int32 or int64",
+        f"scale() argument 'A' is a {np.dtype(np.longdouble).name} array; arrays must be float16, "
+        "bfloat16, float32, float64, int32 or int64",
     ),
     "number-for-an-array": (
         scale,

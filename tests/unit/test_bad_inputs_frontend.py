@@ -161,7 +161,7 @@ def _z(n: int = 4, dtype: Any = F32) -> np.ndarray:
     return np.arange(n, dtype=dtype)
 
 
-ANY = "a float32/float64/int32/int64 array, an int or a float"
+ANY = "a float16/bfloat16/float32/float64/int32/int64 array, an int or a float"
 CASES: dict[str, tuple[Any, Any, str, str]] = {
     # kernel, arguments (or a function making them), line it is about, what it says
     "too-few-arguments": (scale, (_z(),), "def scale", "scale() takes 2 arguments, 1 given"),
@@ -179,7 +179,8 @@ CASES: dict[str, tuple[Any, Any, str, str]] = {
         scale,
         (np.zeros(4, np.complex64), _z()),
         "def scale",
-        "argument 'A' is a complex64 array; arrays must be float32, float64, int32 or int64",
+        "argument 'A' is a complex64 array; arrays must be float16, bfloat16, float32, float64, "
+        "int32 or int64",
     ),
     "object-array": (
         scale,

@@ -233,8 +233,9 @@ def test_calls_refuse_unsupported_arguments() -> None:
 
     kern = loopopt.kernel(store)
     for bad, what in [
-        ([np.zeros(4, np.float16), 1.0], "argument 'A' is a float16 array; arrays must be"),
-        ([[1.0, 2.0], 1.0], "argument 'A' is a list, not a float32/float64/int32/int64 array"),
+        ([np.zeros(4, np.complex64), 1.0], "argument 'A' is a complex64 array; arrays must be"),
+        ([np.zeros(4), np.float16(1)], "argument 'x' is a float16 scalar; float16 is an array"),
+        ([[1.0, 2.0], 1.0], "argument 'A' is a list, not a float16/bfloat16/float32/float64/"),
         ([np.zeros(4), True], "argument 'x' is a bool, not"),
         ([np.zeros(4)], r"store\(\) takes 2 arguments, 1 given"),
     ]:

@@ -430,9 +430,12 @@ def test_layouts_and_unsupported_element_types_are_diagnostics() -> None:
     strided = "func.func @f(%A: memref<4xf32, strided<[2]>>) { return }"
     with pytest.raises(LoopoptError, match="cannot lower memref with a layout"):
         lower_to_llvm(parse_module(strided, "t.mlir"))
-    half = "func.func @f(%A: memref<4xf16>) { return }"
-    with pytest.raises(LoopoptError, match="not supported on the CPU"):
-        compile_cpu(half, "f")
+    fp8 = "func.func @f(%A: memref<4xf8E5M2>) { return }"
+    with pytest.raises(LoopoptError, match="cannot lower values of type f8E5M2 to LLVM"):
+        compile_cpu(fp8, "f")
+    half_scalar = "func.func @f(%x: f16) { return }"  # f16 arrays run; f16 scalars cannot
+    with pytest.raises(LoopoptError, match="argument 0 of type f16 is not supported on the CPU"):
+        compile_cpu(half_scalar, "f")
 
 
 def test_scalar_argument_checks() -> None:

@@ -9,7 +9,9 @@ layout); `module_to_llvm_ir` its text for the host.
 xDSL 0.74 translates `llvm.getelementptr` by first casting its pointer to an address-space-0
 pointer, which LLVM rejects for `ptr addrspace(3)` (shared memory); `_gep_in_address_space`
 replaces that one translation function with one that keeps the operand's address space, and
-`_with_atomics` adds `llvm.atomicrmw`, which xDSL's llvm dialect lacks.
+`_with_atomics` adds `llvm.atomicrmw`, which xDSL's llvm dialect lacks. Neither xDSL's
+translation nor llvmlite 0.50 knows LLVM's `bfloat`: `BFloatType` is llvmlite's float type
+for it (constants rounded to nearest even, written as LLVM's exact hex form `0xR3F80`).
 """
 
 from __future__ import annotations
@@ -17,15 +19,34 @@ from __future__ import annotations
 import llvmlite.ir as ir
 from xdsl.backend.llvm import convert as convert_module_
 from xdsl.backend.llvm import convert_op
+from xdsl.backend.llvm import convert_type as convert_type_
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.llvm_ext import AtomicRMWOp
+from loopopt.element_types import bfloat_bits
+
+
+class BFloatType(ir.types._BaseFloatType):  # pyright: ignore[reportPrivateUsage]
+    """LLVM's `bfloat` for llvmlite (which has half, float and double only)."""
+
+    null = "0.0"
+    intrinsic_name = "bf16"
+
+    def __str__(self) -> str:
+        return "bfloat"
+
+    def format_constant(self, value: float) -> str:
+        return f"0xR{bfloat_bits(value):04X}"
+
+
+BFloatType._create_instance()  # pyright: ignore[reportPrivateUsage]
+convert_type_._TYPE_CONVERTERS[BFloat16Type] = lambda _: BFloatType()  # pyright: ignore[reportPrivateUsage]
 
 
 def _gep_in_address_space(

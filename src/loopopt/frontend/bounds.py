@@ -30,6 +30,7 @@ from loopopt.analysis.dependence import access_map
 from loopopt.diagnostics import LoopoptError, op_location
 from loopopt.dialects import affine_ext
 from loopopt.frontend.guards import Guard, guards_of
+from loopopt.runtime.device_arrays import cuda_array_interface
 
 
 @dataclass
@@ -178,11 +179,7 @@ def _size(args: Sequence[Any], index: int, dim: int) -> int | None:
 
 
 def _shape(arg: Any) -> tuple[int, ...] | None:
-    interface = (
-        None
-        if hasattr(arg, "__loopopt_array__")
-        else getattr(arg, "__cuda_array_interface__", None)
-    )
+    interface = None if hasattr(arg, "__loopopt_array__") else cuda_array_interface(arg)
     if isinstance(interface, dict):
         return tuple(interface["shape"])
     shape = getattr(arg, "shape", None)

@@ -18,13 +18,15 @@ import numpy as np
 from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import AffineMapAttr, FloatAttr, IndexType, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
+from loopopt.element_types import bfloat_bits
 from loopopt.frontend.source import Source
-from loopopt.frontend.types import BOOL, PY_FLOAT, PY_INT, Ty
+from loopopt.frontend.types import BOOL, F32, PY_FLOAT, PY_INT, Ty
 from loopopt.frontend.values import (
+    Array,
     Atoms,
     BoolConst,
     Bound,
@@ -35,6 +37,14 @@ from loopopt.frontend.values import (
     Value,
     constant_of,
 )
+
+
+def _round_to_16_bits(value: float, ty: Ty) -> float:
+    """`value` rounded (to nearest even) to float16 or bfloat16, as a Python float."""
+    if not ty.brain:
+        return float(np.float16(value))
+    bits = np.array([bfloat_bits(value) << 16], np.uint32)
+    return float(bits.view(np.float32)[0])
 
 
 def name(value: SSAValue, hint: str) -> None:
@@ -126,6 +136,8 @@ class Emitter:
         if ty.kind == "float":
             if ty.bits == 32:
                 value = float(np.float32(value))  # as numpy rounds a Python float
+            elif ty.bits == 16:
+                value = _round_to_16_bits(float(value), ty)
             attr: IntegerAttr | FloatAttr = FloatAttr(float(value), ir_type)  # pyright: ignore
         elif ty == BOOL:
             attr = IntegerAttr(int(bool(value)), ir_type)  # pyright: ignore[reportArgumentType]
@@ -133,6 +145,16 @@ class Emitter:
             attr = IntegerAttr(int(value), ir_type)  # pyright: ignore[reportArgumentType]
         key = ("constant", str(attr), repr(float(value)) if ty.kind == "float" else None)
         return self.hoist(key, lambda: self.value(arith.ConstantOp(attr), node))
+
+    def load(
+        self, array: Array, amap: AffineMap, operands: Sequence[SSAValue], node: ast.AST
+    ) -> Scalar:
+        """An element of `array`; a float16/bfloat16 one widened to float32 (types.py)."""
+        load = affine.LoadOp(array.value, operands, AffineMapAttr(amap), array.ty.ir())
+        value = self.value(load, node)
+        if not array.ty.storage_only:
+            return Scalar(value, array.ty)
+        return Scalar(self.value(arith.ExtFOp(value, F32.ir()), node), F32)
 
     def index(self, expr: AffineExpr, node: ast.AST) -> SSAValue:
         """An index value computing `expr` (constant, atom, or affine.apply)."""

@@ -16,8 +16,7 @@ import types
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import AffineMapAttr
+from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
@@ -217,8 +216,7 @@ class Expressions(Branches):
         if not isinstance(value, Array):
             raise self.error(node, f"'{self.source.text(base)}' is not an array")
         amap, operands = self.access(value, indices, node)
-        load = affine.LoadOp(value.value, operands, AffineMapAttr(amap), value.ty.ir())
-        return Scalar(self.value(load, node), value.ty)
+        return self.load(value, amap, operands, node)
 
     def subscript_parts(self, node: ast.Subscript) -> tuple[ast.expr, list[ast.expr]]:
         """`A[i, j]` and `A[i][j]` → (A, [i, j])."""

@@ -56,9 +56,10 @@ from loopopt.frontend.types import (
     spec_of,
     unsupported_argument,
 )
+from loopopt.runtime.device_arrays import cuda_array_interface
 
 _AUTO_TARGET: list[str] = []
-_ANNOTATION = re.compile(r"^\s*(float32|float64|int32|int64)\s*(?:\[(.*)\])?\s*$")
+_ANNOTATION = re.compile(r"^\s*(float16|bfloat16|float32|float64|int32|int64)\s*(?:\[(.*)\])?\s*$")
 
 
 def resolve_target(target: str) -> str:
@@ -223,7 +224,7 @@ class Kernel:
     def _argument(self, value: Any, target: str) -> Any:
         if isinstance(value, array):
             return value.for_device_kernel() if target == "gpu" else value.for_host_kernel()
-        if target == "cpu" and hasattr(value, "__cuda_array_interface__"):
+        if target == "cpu" and cuda_array_interface(value) is not None:
             raise LoopoptError(f"{self.__name__}(): a CUDA array needs target='gpu'")
         return value
 
@@ -279,7 +280,7 @@ def _annotation_spec(node: object) -> Spec | None:
         return None
     dtype, dims = found.group(1), found.group(2)
     if dims is None:
-        return ScalarSpec(DTYPES[dtype])
+        return ScalarSpec(DTYPES[dtype]) if dtype in DTYPES else None
     shape: list[int | None] = []
     for dim in dims.split(","):
         dim = dim.strip()
@@ -293,8 +294,8 @@ def _annotation_spec(node: object) -> Spec | None:
 
 
 def _extent(value: Any) -> tuple[int, int] | None:
-    interface = getattr(value, "__cuda_array_interface__", None)
-    if not isinstance(interface, dict):
+    interface = cuda_array_interface(value)
+    if interface is None:
         return None
     start = int(interface["data"][0])
     size = int(np.prod(interface["shape"])) * np.dtype(interface["typestr"]).itemsize

@@ -134,8 +134,7 @@ class Statements(Expressions):
             raise self.error(target, f"'{self.source.text(base)}' is not an array")
         access = self.access(array, indices, target)
         amap, operands = access
-        load = affine.LoadOp(array.value, operands, AffineMapAttr(amap), array.ty.ir())
-        current = Scalar(self.value(load, target), array.ty)
+        current = self.load(array, amap, operands, target)
         self.store(target, binary(self, node.op, current, self.number(node.value), node), access)
 
     def for_loop(self, node: ast.For) -> None:

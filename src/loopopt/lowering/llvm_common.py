@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects import builtin, llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -27,15 +28,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.element_types import LOWERED_FLOATS
 
 PTR = llvm.LLVMPointerType()
 
 
 def convert_scalar_type(t: Attribute, op: Operation | None = None) -> Attribute:
-    """The llvm-dialect type of a scalar type: index → i64, ints and floats unchanged."""
+    """The llvm-dialect type of a scalar type: index → i64, ints and the floats loopopt lowers
+    (f16, bf16, f32, f64: element_types.LOWERED_FLOATS) unchanged."""
     if isinstance(t, IndexType):
         return i64
-    if isinstance(t, IntegerType | AnyFloat | llvm.LLVMPointerType):
+    if isinstance(t, IntegerType | LOWERED_FLOATS | llvm.LLVMPointerType):
         return t
     raise LoopoptError(f"cannot lower values of type {t} to LLVM", op=op)
 
@@ -123,8 +126,10 @@ def bit_width(t: Attribute, op: Operation | None = None) -> int:
 
 
 def intrinsic_suffix(t: Attribute, op: Operation | None = None) -> str:
-    """The type suffix of an overloaded intrinsic name: f32, f64, i32, i64 ..."""
+    """The type suffix of an overloaded intrinsic name: f32, f64, i32, i64, f16, bf16 ..."""
     t = convert_scalar_type(t, op)
+    if isinstance(t, BFloat16Type):
+        return "bf16"
     prefix = "i" if isinstance(t, IntegerType) else "f"
     return f"{prefix}{bit_width(t, op)}"
 

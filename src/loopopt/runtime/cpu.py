@@ -7,7 +7,9 @@ data) followed by its dynamic sizes (taken from the array's shape); index is i64
 checked against the memref type (dtype, rank, static sizes); a non-contiguous array is copied
 into a contiguous one and copied back after the call. Compiled engines are cached by IR text,
 and their machine code on disk by LLVM IR and host CPU (cache.py: a later process skips LLVM's
-O3 pipeline and code generation).
+O3 pipeline and code generation). f16 and bf16 arrays are numpy float16 and ml_dtypes
+bfloat16 arrays (element_types.py); the float conversions x86 lacks come with the module
+(soft_float.py).
 
 The functions a module defines are JIT-compiled under prefixed names (`@exp` → `loopopt.exp`),
 which no C library function has: a function named after one (`exp`, `fmod`, `malloc`) must not
@@ -26,10 +28,6 @@ from typing import Any
 import llvmlite.binding as llvm
 import numpy as np
 from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -42,39 +40,27 @@ from loopopt import cache as disk_cache
 from loopopt.backend.llvm_ir import module_to_llvmlite
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
+from loopopt.element_types import SCALAR_TYPES, c_type, numpy_dtype
 from loopopt.lowering.to_llvm import lower_to_llvm
 from loopopt.progress import phase
 from loopopt.runtime.scalars import scalar_argument
+from loopopt.runtime.soft_float import host_conversions
 
 Scalar = int | float | np.integer[Any] | np.floating[Any]
 
 
-def numpy_dtype(t: Attribute) -> np.dtype[Any] | None:
-    """The numpy dtype of a scalar type loopopt runs (f32, f64, i32, i64, index), else None."""
-    if isinstance(t, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(t, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType) and t.width.data in (32, 64):
-        return np.dtype(np.int32 if t.width.data == 32 else np.int64)
-    return None
-
-
-_CTYPES = {
-    "float32": ctypes.c_float,
-    "float64": ctypes.c_double,
-    "int32": ctypes.c_int32,
-    "int64": ctypes.c_int64,
-}
-
-
 def _ctype(t: Attribute, what: str) -> type[Any]:
+    found = c_type(t)
+    if found is None:
+        raise LoopoptError(f"{what} of type {t} is not supported on the CPU ({SCALAR_TYPES})")
+    return found
+
+
+def _element_dtype(t: Attribute, what: str) -> np.dtype[Any]:
     dtype = numpy_dtype(t)
     if dtype is None:
-        raise LoopoptError(f"{what} of type {t} is not supported on the CPU (f32, f64, i32, i64)")
-    return _CTYPES[dtype.name]
+        raise LoopoptError(f"{what} of type {t} are not supported on the CPU")
+    return dtype
 
 
 def _target_machine() -> llvm.TargetMachine:
@@ -152,6 +138,7 @@ def _compile_engine(module: ModuleOp) -> _Engine:
     machine = _target_machine()
     ir_module = module_to_llvmlite(module, llvm.get_process_triple(), str(machine.target_data))
     text = str(ir_module)
+    text += host_conversions(text)
     try:
         ref = llvm.parse_assembly(text)
         ref.verify()
@@ -206,7 +193,7 @@ class CpuFunction:
         argtypes: list[type[Any]] = []
         for index, t in enumerate(self.inputs):
             if isinstance(t, MemRefType):
-                _ctype(t.element_type, f"argument {index} elements")
+                _element_dtype(t.element_type, f"argument {index} elements")
                 argtypes.append(ctypes.c_void_p)
                 argtypes += [ctypes.c_int64] * sum(1 for s in t.get_shape() if s < 0)
             else:

@@ -16,25 +16,14 @@ from types import TracebackType
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerType, MemRefType
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.element_types import numpy_dtype
 from loopopt.runtime import cuda
+from loopopt.runtime.device_arrays import cuda_array_interface
 from loopopt.runtime.scalars import scalar_argument
-
-
-def dtype_of(t: Attribute) -> np.dtype[Any] | None:
-    """The numpy dtype of memref elements or scalars of type `t` (None if unsupported)."""
-    if isinstance(t, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(t, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType) and t.width.data in (8, 16, 32, 64):
-        return np.dtype(f"int{t.width.data}")
-    return None
 
 
 class Arguments:
@@ -58,7 +47,7 @@ class Arguments:
             raise
 
     def _array(self, where: str, arg: Any, t: MemRefType) -> None:
-        interface = getattr(arg, "__cuda_array_interface__", None)
+        interface = cuda_array_interface(arg)
         if interface is not None:
             pointer, shape = _device_array(where, interface, t)
         elif isinstance(arg, np.ndarray):
@@ -103,7 +92,7 @@ class Arguments:
 
 
 def _check(where: str, dtype: np.dtype[Any], shape: tuple[int, ...], t: MemRefType) -> None:
-    expected = dtype_of(t.element_type)
+    expected = numpy_dtype(t.element_type)
     if expected is None:
         raise LoopoptError(f"{where}: arrays of {t.element_type} are not supported")
     if dtype != expected:

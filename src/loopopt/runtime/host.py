@@ -32,11 +32,7 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
     DictionaryAttr,
-    Float32Type,
-    Float64Type,
-    IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -55,6 +51,7 @@ from loopopt.dialects.loopopt import (
     DYNAMIC_SHARED_ATTR,
     POINTER_ALIGN_ATTR,
 )
+from loopopt.element_types import SCALAR_TYPES, c_type
 from loopopt.lowering.func_to_llvm import signature_inputs
 from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, lower_gpu_to_nvvm
 from loopopt.lowering.llvm_common import element_bytes
@@ -330,16 +327,10 @@ def _ctypes(t: Attribute, op: Operation | None) -> list[type[Any]]:
     """The C types of a value of type `t` after lowering (a memref: pointer + dynamic sizes)."""
     if isinstance(t, MemRefType):
         return [ctypes.c_void_p] + [ctypes.c_int64] * sum(1 for s in t.get_shape() if s < 0)
-    if isinstance(t, IndexType):
-        return [ctypes.c_int64]
-    if isinstance(t, IntegerType) and t.width.data in (8, 16, 32, 64):
-        signed = {8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32, 64: ctypes.c_int64}
-        return [signed[t.width.data]]
-    if isinstance(t, Float32Type):
-        return [ctypes.c_float]
-    if isinstance(t, Float64Type):
-        return [ctypes.c_double]
-    raise LoopoptError(f"cannot pass a value of type {t} to a kernel", op=op)
+    found = c_type(t)
+    if found is not None:
+        return [found]
+    raise LoopoptError(f"cannot pass a value of type {t} to a kernel ({SCALAR_TYPES})", op=op)
 
 
 class GpuFunction:

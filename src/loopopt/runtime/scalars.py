@@ -9,12 +9,13 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerTy
 from xdsl.ir import Attribute
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.runtime.device_arrays import cuda_array_interface
 
 
 def scalar_argument(where: str, arg: Any, t: Attribute) -> int | float:
     """`arg` as a Python number for a parameter of type `t` (float, integer or index), or a
     LoopoptError naming `where` when it is an array, a bool, not a number, or out of range."""
-    if isinstance(arg, np.ndarray | bool | np.bool_) or hasattr(arg, "__cuda_array_interface__"):
+    if isinstance(arg, np.ndarray | bool | np.bool_) or cuda_array_interface(arg) is not None:
         raise LoopoptError(f"{where}: expected a scalar of type {t}, got {type(arg).__name__}")
     if isinstance(t, Float32Type | Float64Type):
         if not isinstance(arg, int | float | np.integer | np.floating):

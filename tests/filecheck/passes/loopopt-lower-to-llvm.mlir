@@ -122,3 +122,18 @@ func.func @unsupported(%A: memref<4xf32>, %B: memref<4xf32>) {
 func.func @strided(%A: memref<4xf32, strided<[2]>>) {
   return
 }
+
+// -----
+
+// Float types other than f16, bf16, f32 and f64 are refused with their name.
+// expected-error@+1 {{cannot lower values of type f8E4M3FN to LLVM}}
+func.func @fp8(%A: memref<4xf8E4M3FN>) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{cannot lower values of type tf32 to LLVM}}
+func.func @tf32(%A: memref<4xtf32>) {
+  return
+}
