@@ -39,7 +39,7 @@ first asked for.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 import islpy as isl
@@ -73,11 +73,20 @@ class Distances:
 
     level: int
     deltas: isl.Set
+    _known: dict[int, tuple[str, int | None]] = field(default_factory=dict, repr=False)
+
+    def component(self, k: int) -> tuple[str, int | None]:
+        """(direction, constant distance or None) of common loop k: two isl optima, worked out
+        once. Ask for the components you need: all of them cost a deep nest's every
+        dependence as many optima as it has loops."""
+        if k not in self._known:
+            self._known[k] = _direction(self.deltas, k, self.level)
+        return self._known[k]
 
     @cached_property
     def components(self) -> tuple[tuple[str, int | None], ...]:
         """(direction, constant distance or None) per common loop."""
-        return tuple(_direction(self.deltas, k, self.level) for k in range(self.deltas.dim(_DIM)))
+        return tuple(self.component(k) for k in range(self.deltas.dim(_DIM)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +123,14 @@ class Dependence:
     def distances(self) -> tuple[int | None, ...]:
         """Per common loop: the distance where it is constant, else None."""
         return tuple(distance for _, distance in self.carried.components)
+
+    def direction(self, k: int) -> str:
+        """The direction of common loop k alone (see `Distances.component`)."""
+        return self.carried.component(k)[0]
+
+    def distance(self, k: int) -> int | None:
+        """The constant distance of common loop k alone, else None."""
+        return self.carried.component(k)[1]
 
     @property
     def carrier(self) -> affine.ForOp | None:

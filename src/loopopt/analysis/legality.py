@@ -84,6 +84,30 @@ def _meets(dep: Dependence, disjuncts: Sequence[Sequence[str]]) -> bool:
     return not dep.deltas.intersect(_constraint_set(dep, disjuncts)).is_empty()
 
 
+def _lex_negative_somewhere(dep: Dependence, positions: Sequence[int]) -> bool:
+    """Some distance of `dep` is lexicographically < 0 over `positions` (in this order).
+
+    Decided from the components where they settle it, in order: before the carrying level
+    they are 0; at it, or where the least distance is positive, every distance is positive
+    from there (no); where the greatest is negative, every one is negative (yes); a component
+    that is 0 everywhere passes to the next. Only a component of both signs needs isl's test
+    of the whole disjunction (in a deep nest that union of one disjunct per loop is costly;
+    each component is two optima)."""
+    for m, q in enumerate(positions):
+        if q < dep.level:
+            continue
+        if q == dep.level:
+            return False
+        direction = dep.direction(q)
+        if direction == "<":
+            return False
+        if direction == ">":
+            return True
+        if direction != "=":
+            return _meets(dep, _lex_negative(positions[m:]))
+    return False
+
+
 def _relevant(band: Sequence[affine.ForOp]) -> list[tuple[Dependence, int]]:
     """Dependences inside band[0] not carried outside the band, with band[0]'s position."""
     result: list[tuple[Dependence, int]] = []
@@ -161,7 +185,7 @@ def require_permutation_legal(
     for dep, p in _relevant(band):
         common = len(_in_common(dep, band, p))
         new_order = [p + d for d in inverse if d < common]
-        if _meets(dep, _lex_negative(new_order)):
+        if _lex_negative_somewhere(dep, new_order):
             raise IllegalTransformError(
                 f"{pass_name}: illegal: permuting loops ({_labels(band)}) reverses "
                 + _reverses(dep),
