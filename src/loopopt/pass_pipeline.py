@@ -146,16 +146,24 @@ def apply_passes(
     """Apply `passes` in order, calling `after(p, module)` after each (verification, printing).
     An exception that is not a diagnostic carries a note naming the pass (see
     `diagnostics.internal_error`); a diagnostic without a location (a pass's options) gets the
-    module's, the start of the input. A pass that runs over 2 s says so (progress.py)."""
+    start of the input (`_input_location`). A pass that runs over 2 s says so (progress.py)."""
     for p in passes:
         with in_stage(p.name), phase(p.name):
             try:
                 p.apply(ctx, module)
             except LoopoptError as e:
-                e.locate(op_location(module))
+                e.locate(_input_location(module))
                 raise
         if after is not None:
             after(p, module)
+
+
+def _input_location(module: ModuleOp) -> str | None:
+    """Where the input starts: the module's location, else its first op's (a function built
+    from Python: its `def` line)."""
+    return op_location(module) or next(
+        (loc for op in module.ops if (loc := op_location(op)) is not None), None
+    )
 
 
 def _parse(spec: str) -> list[tuple[ArgSpec, int]]:

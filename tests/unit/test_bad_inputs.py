@@ -195,6 +195,11 @@ def test_empty_stdin_is_an_empty_module(
     out = tmp_path / "out.mlir"
     assert loopopt_opt.run(["-p", "loop-name", "-o", str(out)]) == 0, capsys.readouterr().err
     assert out.read_text() == "builtin.module {\n}\n"
+    out.unlink()
+    _stdin(monkeypatch, b"")  # `mlir-opt bad.mlir | loopopt-opt -p gpu-map-loops --emit ptx`
+    code = loopopt_opt.run(["-p", "gpu-map-loops", "--emit", "ptx", "-o", str(out)])
+    case = Case((), "<stdin>: ", "no gpu.module to compile to PTX")
+    _check(case, code, capsys.readouterr().err, out)
 
 
 def test_not_utf8_on_stdin(

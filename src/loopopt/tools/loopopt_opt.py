@@ -224,6 +224,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         try:
             outputs.append(driver.process(chunk, name, offset))
         except LoopoptError as e:
+            e.locate(name)  # the input, where nothing in it is to blame (--emit ptx of no kernel)
             emitted.append((e.location, e.message))
             if not args.verify_diagnostics:
                 print(e.one_line(), file=sys.stderr)
