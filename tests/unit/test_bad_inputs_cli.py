@@ -201,7 +201,7 @@ OPT_CASES = {
     },
     "missing-file": Case(("missing.mlir",), "missing.mlir: ", "cannot read input"),
     "directory": Case((".",), ".: ", "cannot read input: Is a directory"),
-    "emit-ptx-without-kernels": Case(("in.mlir", "--emit", "ptx"), "", "no gpu.module"),
+    "emit-ptx-without-kernels": Case(("in.mlir", "--emit", "ptx"), "in.mlir: ", "no gpu.module"),
     "unknown-arch": Case(("in.mlir", "--gpu-arch", "sm_70"), "loopopt-opt: ", "--gpu-arch", code=2),
     "unknown-flag": Case(("in.mlir", "--frobnicate"), "loopopt-opt: ", "unrecognized", code=2),
 }

@@ -17,7 +17,8 @@ they are unknown).
 
 Symbols are index values defined outside every affine.for (function arguments; constants are
 folded; affine.apply and arith.addi/subi/muli on affine values are composed). A func.call is an
-opaque access (memref None) that may read and write any memory.
+opaque access (memref None) that may read and write any memory, and so is an op of a dialect
+loopopt does not know (`--allow-unregistered-dialect`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import affine, arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, UnregisteredOp
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -368,7 +369,7 @@ def _touches(op: Operation) -> list[Touch]:
         return [(op.memref, False, op.indices, None), (op.memref, True, op.indices, None)]
     if isinstance(op, memref.CopyOp):
         return [(op.source, False, None, None), (op.destination, True, None, None)]
-    if isinstance(op, func.CallOp):
+    if isinstance(op, func.CallOp | UnregisteredOp):  # may read and write any memory
         return [(None, False, None, None), (None, True, None, None)]
     mems = [v for v in op.operands if isinstance(v.type, MemRefType)]
     if op.regions or not mems or op.has_trait(IsTerminator):

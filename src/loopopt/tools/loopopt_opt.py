@@ -3,6 +3,11 @@
     loopopt-opt [FILE|-] [-p PIPELINE] [-o OUT] [--split-input-file] [--verify-diagnostics]
                 [--print-ir-after-all] [--emit mlir|llvm|ptx] [--gpu-arch sm_80|sm_89|sm_90]
                 [--mlir-print-op-generic] [--mlir-print-debuginfo] [--version]
+                [--pass-pipeline PIPELINE] [--allow-unregistered-dialect]
+
+`--pass-pipeline` is `-p` as mlir-opt writes it (`builtin.module(func.func(...))`, see
+pass_nesting.py); either takes xDSL's passes too. `--allow-unregistered-dialect` reads ops of
+any dialect (printed generic; the analyses take them to touch any memory).
 
 Errors are one line (`file:line:col: error: ...`) on stderr, exit code 1, and no `-o` file is
 written unless the whole run succeeded; an internal error (a bug) is one line too, naming the
@@ -68,11 +73,24 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
         default=None,
         help="input file, '-' for stdin (default: piped stdin, else the bundled example)",
     )
-    parser.add_argument(
+    pipeline = parser.add_mutually_exclusive_group()
+    pipeline.add_argument(
         "-p",
         "--passes",
         default="",
-        help="pass pipeline, e.g. 'loop-tile{tile-sizes=32,32},loop-unroll'",
+        help="pass pipeline, e.g. 'loop-tile{tile-sizes=32,32},loop-unroll'; loopopt's passes "
+        "and xDSL's (canonicalize, cse, ...)",
+    )
+    pipeline.add_argument(
+        "--pass-pipeline",
+        dest="passes",
+        help="the same, as mlir-opt writes it: "
+        "'builtin.module(func.func(loop-tile{tile-sizes=32}),canonicalize)'",
+    )
+    parser.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help="accept ops of dialects loopopt does not know (printed in the generic form)",
     )
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
     parser.add_argument(
@@ -155,7 +173,7 @@ class Driver:
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
-        self.ctx = make_context()
+        self.ctx = make_context(allow_unregistered=args.allow_unregistered_dialect)
         self.passes = parse_pipeline(args.passes)
 
     def _after_pass(self, previous: ModulePass, module: ModuleOp) -> None:
@@ -169,7 +187,13 @@ class Driver:
 
     def process(self, text: str, name: str, line_offset: int) -> str:
         with in_stage("parsing"):
-            module = parse_chunk(self.ctx, text, name, line_offset)
+            try:
+                module = parse_chunk(self.ctx, text, name, line_offset)
+            except LoopoptError as e:
+                if e.message.endswith("is not registered"):
+                    e.message += " (--allow-unregistered-dialect accepts it)"
+                    e.args = (e.one_line(),)
+                raise
         apply_passes(self.ctx, module, self.passes, self._after_pass)
         with in_stage(f"--emit {self.args.emit}"):
             return self.emit(module)
