@@ -23,6 +23,7 @@ import dataclasses
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from importlib import resources
 from io import StringIO
 
@@ -32,10 +33,14 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException
 
 from loopopt.context import make_context, parse_chunk, verify_ir
-from loopopt.diagnostics import LoopoptError, in_stage, internal_error
+from loopopt.diagnostics import LoopoptError, collecting, in_stage, internal_error
 from loopopt.iteration_buffers import hoist_iteration_buffers
 from loopopt.pass_pipeline import apply_passes, parse_pipeline
-from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
+from loopopt.tools.diagnostics_check import (
+    Emitted,
+    check_expected_diagnostics,
+    expected_diagnostics,
+)
 from loopopt.tools.inputs import STDIN, read_file, read_stdin, stdin_is_piped
 from loopopt.universe import all_passes
 
@@ -101,7 +106,8 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
     parser.add_argument(
         "--verify-diagnostics",
         action="store_true",
-        help="check emitted errors against '// expected-error' annotations",
+        help="check emitted diagnostics against '// expected-error' (-warning, -remark, "
+        "-note) annotations",
     )
     parser.add_argument(
         "--print-ir-after-all", action="store_true", help="print the IR after every pass to stderr"
@@ -244,19 +250,23 @@ def run(argv: Sequence[str] | None = None) -> int:
     failed = False
     for chunk, offset in _chunks(text, args.split_input_file):
         expected = expected_diagnostics(chunk, offset) if args.verify_diagnostics else []
-        emitted: list[tuple[str | None, str]] = []
+        emitted: list[Emitted] = []
         try:
-            outputs.append(driver.process(chunk, name, offset))
+            with collecting() if args.verify_diagnostics else nullcontext([]) as said:
+                try:
+                    outputs.append(driver.process(chunk, name, offset))
+                finally:
+                    emitted += said
         except LoopoptError as e:
             e.locate(name)  # the input, where nothing in it is to blame (--emit ptx of no kernel)
-            emitted.append((e.location, e.message))
+            emitted.append(("error", e.location, e.message))
             if not args.verify_diagnostics:
                 print(e.one_line(), file=sys.stderr)
                 return 1
         except DiagnosticException as e:
-            emitted.append((None, str(e).strip().splitlines()[-1]))
+            emitted.append(("error", None, str(e).strip().splitlines()[-1]))
             if not args.verify_diagnostics:
-                print(f"{name}: error: {emitted[-1][1]}", file=sys.stderr)
+                print(f"{name}: error: {emitted[-1][2]}", file=sys.stderr)
                 return 1
         except Exception as e:  # an internal error is still reported as a diagnostic
             print(_internal_error(e, name, args.debug), file=sys.stderr)
