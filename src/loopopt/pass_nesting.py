@@ -27,6 +27,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from loopopt.diagnostics import in_stage
+
 MODULE_ANCHOR = "builtin.module"
 FUNC_ANCHOR = "func.func"
 
@@ -146,7 +148,8 @@ class OnEachFunction(ModulePass):
         functions = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
         for function in functions:
             for p in self.passes:
-                _apply_to_function(ctx, op, function, p)
+                with in_stage(p.name):  # an internal error names the pass, not the anchor
+                    _apply_to_function(ctx, op, function, p)
 
 
 def _apply_to_function(ctx: Context, module: ModuleOp, function: func.FuncOp, p: ModulePass):

@@ -3,15 +3,21 @@ and that xDSL's passes run inside loopopt's pipelines."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 
 import loopopt
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
 from loopopt.pass_nesting import Anchored, Flat, OnEachFunction, split
 from loopopt.pass_pipeline import apply_passes, parse_pipeline, pipeline_text
+from loopopt.passes.loop_name import LoopNamePass
 from loopopt.passes.loop_tile import LoopTilePass
+from loopopt.tools import loopopt_opt
 
 THREE = """func.func @f(%A: memref<10xf32>) {
   %one = arith.constant 1.0 : f32
@@ -110,3 +116,17 @@ def test_a_nested_schedule_in_python() -> None:
     np.testing.assert_array_equal(B, 2 * A)
     with pytest.raises(LoopoptError, match="anchor 'gpu.module"):
         double(A, B, schedule="gpu.module(cse)", target="cpu")
+
+
+def test_an_internal_error_under_an_anchor_names_the_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def crash(self: LoopNamePass, ctx: Context, module: ModuleOp) -> None:
+        raise KeyError("missing")
+
+    monkeypatch.setattr(LoopNamePass, "apply", crash)
+    (tmp_path / "in.mlir").write_text(THREE)
+    code = loopopt_opt.run([str(tmp_path / "in.mlir"), "-p", "func.func(loop-name)"])
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert "error: internal error in loop-name (KeyError): 'missing'" in line, line
