@@ -32,12 +32,19 @@ DEPTH = 60
 LIMIT_S = 10.0
 
 
-def deep_nest(depth: int, every_index: bool) -> str:
-    """`A[i0, …, i<depth-1>] += B[…]` (every_index) or `A[i<depth-1>] += B[i<depth-1>]` in a
-    perfect nest of `depth` loops of 2 iterations."""
-    shape = "x".join(["2"] * depth) if every_index else "4"
+def deep_nest(depth: int, every_index: bool | None) -> str:
+    """`A[i0, …, i<depth-1>] += B[…]` (every_index), `A[i<depth-1>] += B[i<depth-1>]` (not),
+    or `A[i0 + … + i<depth-1>] += B[…]` (None: every loop carries a dependence) in a perfect
+    nest of `depth` loops of 2 iterations."""
+    shape = "x".join(["2"] * depth) if every_index else "4" if every_index is False else "121"
     memref = f"memref<{shape}xf32>"
-    index = ", ".join(f"%i{d}" for d in range(depth)) if every_index else f"%i{depth - 1}"
+    index = (
+        ", ".join(f"%i{d}" for d in range(depth))
+        if every_index
+        else f"%i{depth - 1}"
+        if every_index is False
+        else " + ".join(f"%i{d}" for d in range(depth))
+    )
     lines = [f"func.func @deep(%A: {memref}, %B: {memref}) {{"]
     lines += [f"{'  ' * (d + 1)}affine.for %i{d} = 0 to 2 {{" for d in range(depth)]
     body = "  " * (depth + 1)
@@ -52,7 +59,7 @@ def deep_nest(depth: int, every_index: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run(pipeline: str, every_index: bool) -> ModuleOp:
+def _run(pipeline: str, every_index: bool | None) -> ModuleOp:
     ctx = make_context()
     module = parse_module(deep_nest(DEPTH, every_index), "deep.mlir", ctx)
     apply_passes(ctx, module, parse_pipeline("loop-name"))
@@ -161,10 +168,13 @@ def test_every_registered_pass_is_timed_on_the_deep_nests() -> None:
     [*PERFECT, *DEPENDENT_ONLY],
     ids=[f"{n}-{_last_pass(p)}" for n, p in enumerate([*PERFECT, *DEPENDENT_ONLY])],
 )
-def test_every_pass_on_a_deep_nest_carrying_dependences(pipeline: str) -> None:
-    """Each pass finishes within the limit: applied, or refused with a diagnostic."""
+@pytest.mark.parametrize("coupled", [False, None], ids=["tail", "sum"])
+def test_every_pass_on_a_deep_nest_carrying_dependences(pipeline: str, coupled: bool) -> None:
+    """Each pass finishes within the limit: applied, or refused with a diagnostic. `A[i59]`
+    (tail): every loop but the innermost carries a dependence; `A[i0 + … + i59]` (sum): every
+    loop does, and each dependence couples them all (gpu-map-loops took 47 s)."""
     try:
-        _run(pipeline, every_index=False)
+        _run(pipeline, every_index=coupled)
     except LoopoptError as e:
         assert "illegal" in e.message or "pipeline-copies" in e.message, e.message
 

@@ -134,6 +134,30 @@ def _var(term: Term) -> Aff:
     return Aff(((term, 1),))
 
 
+def _addends(expr: AffineExpr) -> list[AffineExpr]:
+    """The terms of a chain of additions, left to right."""
+    found: list[AffineExpr] = []
+    todo = [expr]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, AffineBinaryOpExpr) and e.kind == AffineBinaryOpKind.Add:
+            todo += [e.rhs, e.lhs]
+        else:
+            found.append(e)
+    return found
+
+
+def aff_sum(parts: Sequence[Aff]) -> Aff:
+    """The sum of `parts`, in one pass."""
+    coeffs: dict[Term, int] = {}
+    const = 0
+    for part in parts:
+        for term, c in part.terms:
+            coeffs[term] = coeffs.get(term, 0) + c
+        const += part.const
+    return Aff(tuple((t, c) for t, c in coeffs.items() if c), const)
+
+
 def expr_aff(
     expr: AffineExpr, dims: Sequence[Aff | None], syms: Sequence[Aff | None]
 ) -> Aff | None:
@@ -145,11 +169,13 @@ def expr_aff(
     if isinstance(expr, AffineSymExpr):
         return syms[expr.position]
     assert isinstance(expr, AffineBinaryOpExpr)
+    if expr.kind == AffineBinaryOpKind.Add:  # a sum of n terms at once (pairwise: n² work)
+        parts = [expr_aff(e, dims, syms) for e in _addends(expr)]
+        known = [p for p in parts if p is not None]
+        return aff_sum(known) if len(known) == len(parts) else None
     lhs, rhs = expr_aff(expr.lhs, dims, syms), expr_aff(expr.rhs, dims, syms)
     if lhs is None or rhs is None:
         return None
-    if expr.kind == AffineBinaryOpKind.Add:
-        return lhs + rhs
     if expr.kind == AffineBinaryOpKind.Mul:
         if rhs.is_const():
             return lhs.scale(rhs.const)
