@@ -31,9 +31,10 @@ from loopopt.input_checks import check_input
 from loopopt.iteration_buffers import sink_iteration_buffers
 
 
-def make_context() -> Context:
-    """A context with every dialect loopopt reads or produces."""
-    ctx = Context()
+def make_context(allow_unregistered: bool = False) -> Context:
+    """A context with every dialect loopopt reads or produces (and, if `allow_unregistered`,
+    ops of any other: xDSL's UnregisteredOp, printed in the generic form)."""
+    ctx = Context(allow_unregistered=allow_unregistered)
     for dialect in (
         builtin.Builtin,
         func.Func,

@@ -66,9 +66,31 @@ class IllegalTransformError(LoopoptError):
     """A transformation refused because it would reverse a dependence."""
 
 
+Said = tuple[str, str | None, str]
+"""A diagnostic other than an error: (severity, location or None, message)."""
+
+_COLLECTORS: list[list[Said]] = []
+
+
+@contextmanager
+def collecting() -> Iterator[list[Said]]:
+    """Warnings said inside go into the list yielded instead of stderr (`--verify-diagnostics`
+    checks them against `expected-warning` annotations)."""
+    said: list[Said] = []
+    _COLLECTORS.append(said)
+    try:
+        yield said
+    finally:
+        _COLLECTORS.remove(said)
+
+
 def warning(message: str, *, op: Operation | None = None, stream: TextIO | None = None) -> None:
-    """Print `LOCATION: warning: MESSAGE` (stderr by default): not an error, the run goes on."""
+    """Print `LOCATION: warning: MESSAGE` (stderr by default, or to the innermost `collecting`):
+    not an error, the run goes on."""
     location = op_location(op)
+    if stream is None and _COLLECTORS:
+        _COLLECTORS[-1].append(("warning", location, message))
+        return
     prefix = f"{location}: " if location else ""
     print(f"{prefix}warning: {message}", file=stream if stream is not None else sys.stderr)
 

@@ -78,7 +78,32 @@ PIPELINE_ERRORS = {
     "leading-comma": (",loop-name", "<pipeline>:1:1: ", "expected pass name"),
     "trailing-comma": ("loop-name,", "<pipeline>:1:10: ", "trailing comma"),
     "empty-value": ("loop-tile{tile-sizes=}", "<pipeline>:1:22: ", "unknown argument value"),
-    "nested": ("builtin.module(loop-name)", "<pipeline>:1:8: ", "nested pipelines"),
+    "unsupported-anchor": (
+        "builtin.module(gpu.module(loop-name))",
+        "<pipeline>:1:16: ",
+        "anchor 'gpu.module(...)' inside builtin.module(...) is not supported",
+    ),
+    "function-in-function": (
+        "func.func(func.func(loop-name))",
+        "<pipeline>:1:11: ",
+        "anchor 'func.func(...)' inside func.func(...) is not supported",
+    ),
+    "unclosed-anchor": ("func.func(loop-name", "<pipeline>:1:10: ", "'(' is never closed"),
+    "unbalanced-paren": ("loop-name)", "<pipeline>:1:10: ", "unbalanced ')'"),
+    "comma-after-anchor": ("func.func(loop-name),", "<pipeline>:1:21: ", "after this comma"),
+    "no-comma-after-anchor": (
+        "func.func(loop-name) cse",
+        "<pipeline>:1:22: ",
+        "expected ',' or ')' after 'func.func(...)'",
+    ),
+    "error-in-anchor": (
+        "builtin.module(func.func(loop-tile{tile-sizes=a}))",
+        "<pipeline>:1:26: ",
+        "loop-tile:",
+    ),
+    "space-in-pass-name": ("loop-name, loop nam", "<pipeline>:1:16: ", "expected a comma"),
+    "xdsl-pass-option": ("cse{foo=1}", "<pipeline>:1:1: ", "cse: unknown option 'foo'"),
+    "xdsl-pass-misspelt": ("canonicalise", "<pipeline>:1:1: ", "did you mean 'canonicalize'"),
     "unknown-pass": ("loop-nam", "<pipeline>:1:1: ", "did you mean 'loop-name'"),
     "bad-value": ("loop-name,loop-tile{tile-sizes=a}", "<pipeline>:1:11: ", "loop-tile:"),
     "negative-top": ("auto-schedule{top=-1}", "<pipeline>:1:1: ", "top must be >= 0, got -1"),
@@ -195,6 +220,11 @@ def test_empty_stdin_is_an_empty_module(
     out = tmp_path / "out.mlir"
     assert loopopt_opt.run(["-p", "loop-name", "-o", str(out)]) == 0, capsys.readouterr().err
     assert out.read_text() == "builtin.module {\n}\n"
+    out.unlink()
+    _stdin(monkeypatch, b"")  # `mlir-opt bad.mlir | loopopt-opt -p gpu-map-loops --emit ptx`
+    code = loopopt_opt.run(["-p", "gpu-map-loops", "--emit", "ptx", "-o", str(out)])
+    case = Case((), "<stdin>: ", "no gpu.module to compile to PTX")
+    _check(case, code, capsys.readouterr().err, out)
 
 
 def test_not_utf8_on_stdin(

@@ -201,9 +201,47 @@ OPT_CASES = {
     },
     "missing-file": Case(("missing.mlir",), "missing.mlir: ", "cannot read input"),
     "directory": Case((".",), ".: ", "cannot read input: Is a directory"),
-    "emit-ptx-without-kernels": Case(("in.mlir", "--emit", "ptx"), "", "no gpu.module"),
+    "emit-ptx-without-kernels": Case(("in.mlir", "--emit", "ptx"), "in.mlir: ", "no gpu.module"),
     "unknown-arch": Case(("in.mlir", "--gpu-arch", "sm_70"), "loopopt-opt: ", "--gpu-arch", code=2),
     "unknown-flag": Case(("in.mlir", "--frobnicate"), "loopopt-opt: ", "unrecognized", code=2),
+    "pass-pipeline-and-p": Case(
+        ("in.mlir", "-p", "loop-name", "--pass-pipeline", "builtin.module(cse)"),
+        "loopopt-opt: ",
+        "argument --pass-pipeline: not allowed with argument -p/--passes",
+        code=2,
+    ),
+    "pass-pipeline-anchor": Case(
+        ("in.mlir", "--pass-pipeline", "builtin.module(any(cse))"),
+        "<pipeline>:1:16: ",
+        "anchor 'any(...)' inside builtin.module(...) is not supported",
+    ),
+    "unregistered-without-flag": Case(
+        ("in.mlir",),
+        "in.mlir:2:4: ",
+        "Operation foo.bar is not registered (--allow-unregistered-dialect accepts it)",
+        _ir('  "foo.bar"() : () -> ()\n'),
+    ),
+    "unregistered-lowered": Case(
+        ("in.mlir", "--allow-unregistered-dialect", "--emit", "llvm"),
+        "in.mlir:2:3: ",
+        "cannot lower 'foo.bar' to LLVM",
+        _ir('  "foo.bar"() : () -> ()\n'),
+    ),
+    "verify-unexpected-warning": Case(
+        ("in.mlir", "--verify-diagnostics", "-p", "loop-tile{tile-sizes=2}"),
+        "in.mlir:1:1: ",
+        "unexpected warning: loop-tile: no affine.for in @f",
+        _ir(
+            "  %c0 = arith.constant 0 : index\n  %c4 = arith.constant 4 : index\n"
+            "  scf.for %i = %c0 to %c4 step %c4 {\n  }\n"
+        ),
+    ),
+    "verify-note-not-produced": Case(
+        ("in.mlir", "--verify-diagnostics"),
+        "in.mlir:2: ",
+        'expected note "a note" was not produced',
+        "func.func @f() {\n  return // expected-note {{a note}}\n}\n",
+    ),
 }
 
 

@@ -276,8 +276,13 @@ CASES: dict[str, tuple[Any, Any, str, str]] = {
     "generator": (generator, (_z(),), "yield A[0]", "statement 'yield A[0]' is outside"),
     "f-string": (fstring, (_z(),), 'x = f"{A[0]}"', "is outside the subset"),
     "dict": (dict_literal, (_z(),), "x = {1: 2}", "Dict '{1: 2}' is outside the subset"),
+    # a pass's complaint about its options names the kernel (it named nothing)
+    "option-out-of-range": (scale, (_z(), _z()), "def scale(A, B):", "tile size -1 is negative"),
 }
-SCHEDULES = {"illegal-schedule": "loop-interchange{permutation=1,0}"}
+SCHEDULES = {
+    "illegal-schedule": "loop-interchange{permutation=1,0}",
+    "option-out-of-range": "loop-tile{tile-sizes=-1}",
+}
 
 
 @pytest.mark.parametrize(("kernel", "args", "line", "says"), CASES.values(), ids=CASES)

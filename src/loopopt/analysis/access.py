@@ -17,7 +17,8 @@ they are unknown).
 
 Symbols are index values defined outside every affine.for (function arguments; constants are
 folded; affine.apply and arith.addi/subi/muli on affine values are composed). A func.call is an
-opaque access (memref None) that may read and write any memory.
+opaque access (memref None) that may read and write any memory, and so is an op of a dialect
+loopopt does not know (`--allow-unregistered-dialect`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import affine, arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, UnregisteredOp
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -133,6 +134,30 @@ def _var(term: Term) -> Aff:
     return Aff(((term, 1),))
 
 
+def _addends(expr: AffineExpr) -> list[AffineExpr]:
+    """The terms of a chain of additions, left to right."""
+    found: list[AffineExpr] = []
+    todo = [expr]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, AffineBinaryOpExpr) and e.kind == AffineBinaryOpKind.Add:
+            todo += [e.rhs, e.lhs]
+        else:
+            found.append(e)
+    return found
+
+
+def aff_sum(parts: Sequence[Aff]) -> Aff:
+    """The sum of `parts`, in one pass."""
+    coeffs: dict[Term, int] = {}
+    const = 0
+    for part in parts:
+        for term, c in part.terms:
+            coeffs[term] = coeffs.get(term, 0) + c
+        const += part.const
+    return Aff(tuple((t, c) for t, c in coeffs.items() if c), const)
+
+
 def expr_aff(
     expr: AffineExpr, dims: Sequence[Aff | None], syms: Sequence[Aff | None]
 ) -> Aff | None:
@@ -144,11 +169,13 @@ def expr_aff(
     if isinstance(expr, AffineSymExpr):
         return syms[expr.position]
     assert isinstance(expr, AffineBinaryOpExpr)
+    if expr.kind == AffineBinaryOpKind.Add:  # a sum of n terms at once (pairwise: n² work)
+        parts = [expr_aff(e, dims, syms) for e in _addends(expr)]
+        known = [p for p in parts if p is not None]
+        return aff_sum(known) if len(known) == len(parts) else None
     lhs, rhs = expr_aff(expr.lhs, dims, syms), expr_aff(expr.rhs, dims, syms)
     if lhs is None or rhs is None:
         return None
-    if expr.kind == AffineBinaryOpKind.Add:
-        return lhs + rhs
     if expr.kind == AffineBinaryOpKind.Mul:
         if rhs.is_const():
             return lhs.scale(rhs.const)
@@ -368,7 +395,7 @@ def _touches(op: Operation) -> list[Touch]:
         return [(op.memref, False, op.indices, None), (op.memref, True, op.indices, None)]
     if isinstance(op, memref.CopyOp):
         return [(op.source, False, None, None), (op.destination, True, None, None)]
-    if isinstance(op, func.CallOp):
+    if isinstance(op, func.CallOp | UnregisteredOp):  # may read and write any memory
         return [(None, False, None, None), (None, True, None, None)]
     mems = [v for v in op.operands if isinstance(v.type, MemRefType)]
     if op.regions or not mems or op.has_trait(IsTerminator):

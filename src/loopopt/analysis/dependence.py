@@ -39,7 +39,7 @@ first asked for.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 import islpy as isl
@@ -73,11 +73,20 @@ class Distances:
 
     level: int
     deltas: isl.Set
+    _known: dict[int, tuple[str, int | None]] = field(default_factory=dict, repr=False)
+
+    def component(self, k: int) -> tuple[str, int | None]:
+        """(direction, constant distance or None) of common loop k: two isl optima, worked out
+        once. Ask for the components you need: all of them cost a deep nest's every
+        dependence as many optima as it has loops."""
+        if k not in self._known:
+            self._known[k] = _direction(self.deltas, k, self.level)
+        return self._known[k]
 
     @cached_property
     def components(self) -> tuple[tuple[str, int | None], ...]:
         """(direction, constant distance or None) per common loop."""
-        return tuple(_direction(self.deltas, k, self.level) for k in range(self.deltas.dim(_DIM)))
+        return tuple(self.component(k) for k in range(self.deltas.dim(_DIM)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +123,14 @@ class Dependence:
     def distances(self) -> tuple[int | None, ...]:
         """Per common loop: the distance where it is constant, else None."""
         return tuple(distance for _, distance in self.carried.components)
+
+    def direction(self, k: int) -> str:
+        """The direction of common loop k alone (see `Distances.component`)."""
+        return self.carried.component(k)[0]
+
+    def distance(self, k: int) -> int | None:
+        """The constant distance of common loop k alone, else None."""
+        return self.carried.component(k)[1]
 
     @property
     def carrier(self) -> affine.ForOp | None:
@@ -288,6 +305,23 @@ def pair_dependences(src: Access, snk: Access, maps: dict[Access, str]) -> list[
 
 
 @lru_cache(maxsize=4096)
+def _all_distances(src: str, snk: str, same: bool, dims: tuple[int, int, int]) -> isl.Set | None:
+    """The distances t - s over the common loops of every pair of iterations that touch the
+    same memory (in either order; None: no pair), kept apart from the levels: a source before
+    its sink and one after it (`_levels`' `independent`) ask for the same.
+
+    "s executes before t at level l" is a condition on t - s alone (components before l are 0,
+    the one at l is > 0), so it is the same taken before or after projecting the pairs onto
+    their distances; taken after, the projection (the costly part in a deep nest) is done once
+    for every level, and each level adds one constraint to the previous one's zero prefix."""
+    rel = relation(_parsed_map(src), _parsed_map(snk), same)
+    if rel.is_empty():
+        return None
+    ns, nt, c = dims
+    return rel.wrap().apply(_delta_map(ns, nt, c))
+
+
+@lru_cache(maxsize=4096)
 def _levels(
     src: str, snk: str, same: bool, dims: tuple[int, int, int], first: int, independent: bool
 ) -> tuple[Distances, ...]:
@@ -295,15 +329,10 @@ def _levels(
     `snk` (isl text) depends: from level `first` on (see `_private_depth`), and the
     loop-independent level if `independent` (the source comes first in the text). `dims`: the
     loops around the source, around the sink, and common to both."""
-    rel = relation(_parsed_map(src), _parsed_map(snk), same)
-    if rel.is_empty():
+    zero_prefix = _all_distances(src, snk, same, dims)
+    if zero_prefix is None:
         return ()
-    ns, nt, c = dims
-    # "s executes before t at level l" is a condition on t - s alone (components before l are 0,
-    # the one at l is > 0), so it is the same taken before or after projecting the pairs onto
-    # their distances; taken after, the projection (the costly part in a deep nest) is done once
-    # for every level, and each level adds one constraint to the previous one's zero prefix.
-    zero_prefix = rel.wrap().apply(_delta_map(ns, nt, c))
+    c = dims[2]
     found: list[Distances] = []
     for level in range(c):
         if level >= first and _positive_somewhere(zero_prefix, level):

@@ -128,11 +128,11 @@ def footprint(loop: affine.ForOp, memref: SSAValue, pass_name: str = "promote") 
     # Padded loads (pad-tiles) may leave the array: their elements outside it are in the box
     # too (the buffer holds zeros there), so the box is fitted to the unclipped accesses.
     padded = any(_padded(a) for a in accesses)
-    origin, extents = box.fit(space.parse_union(reads + writes, clip=not padded), what)
-    copy_in = box.region(space.parse_union(reads)) if reads else None
+    origin, extents = box.fit(box.known(space.parse_union(reads + writes, clip=not padded)), what)
+    copy_in = box.region(box.known(space.parse_union(reads))) if reads else None
     copy_out, exact = None, True
     if writes:
-        written = space.parse_union(writes)
+        written = box.known(space.parse_union(writes))
         copy_out = box.region(written)
         stores = [a for a in accesses if isinstance(a, affine.StoreOp)]
         modeled = all(_only_loops_between(loop, store) for store in stores)
@@ -324,13 +324,15 @@ class _Space:
         access in bounds, but for padded loads) unless not `clip`."""
         xs = ", ".join(f"x{d}" for d in range(len(self.extents)))
         inside = [f"0 <= x{d} < {n}" for d, n in enumerate(self.extents)] if clip else []
-        parts = []
+        parts: list[str] = []
         for constraints, exists in sets:
             body = " and ".join(["0 = 0", *constraints])
-            parts.append(f"exists ({exists}: {body})" if exists else body)
+            part = f"exists ({exists}: {body})" if exists else body
+            if part not in parts:  # a read and a write of the same element: one disjunct
+                parts.append(part)
         domain = " and ".join([self.context_domain(), *inside])
         text = f"{self.header()} -> {{ [{xs}] : ({' or '.join(parts)}) and {domain} }}"
-        return isl.Set(text)
+        return _parsed_set(text)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -387,18 +389,43 @@ class _Box:
         self.space, self.rank, self.shape = space, len(shape), shape
         self.origin: tuple[AffineExpr, ...] = ()
         self.extents: tuple[int, ...] = ()
+        self.sets: list[isl.Set] = []
+        self.bounds: dict[tuple[int, int], tuple[isl.PwAff, isl.PwAff]] = {}
+        self.regions: dict[int, Region] = {}
+
+    def known(self, accessed: isl.Set) -> isl.Set:
+        """`accessed`, or an equal set seen before: the reads and the writes of an update
+        (`C[i, j] += …`) touch the same elements, and each set's bounds are worked out once
+        (per dimension, they cost a deep nest most of its time)."""
+        same = next((s for s in self.sets if s is accessed), None)
+        same = same or next((s for s in self.sets if s.is_equal(accessed)), None)
+        if same is not None:
+            return same
+        self.sets.append(accessed)
+        return accessed
+
+    def dim_bounds(self, accessed: isl.Set, d: int) -> tuple[isl.PwAff, isl.PwAff]:
+        """The least and greatest element of dimension `d` of `accessed` (kept per set)."""
+        key = (id(accessed), d)
+        if key not in self.bounds:
+            self.bounds[key] = (accessed.dim_min(d), accessed.dim_max(d))
+        return self.bounds[key]
 
     def fit(self, whole: isl.Set, what: str) -> tuple[tuple[AffineExpr, ...], tuple[int, ...]]:
         origin: list[AffineExpr] = []
         extents: list[int] = []
         for d in range(self.rank):
-            low, high = whole.dim_min(d), whole.dim_max(d)
+            low, high = self.dim_bounds(whole, d)
             best: tuple[int, AffineExpr] | None = None
             unbounded = False
-            for domain, piece in low.get_pieces():
+            pieces = low.get_pieces()
+            for domain, piece in pieces:
                 aff = piece.gist(domain).floor()
                 expr, candidate = self.from_aff(aff), isl.PwAff.from_aff(aff)
-                if _uses_symbols(expr) or not low.sub(candidate).floor().min_val().is_nonneg():
+                if _uses_symbols(expr):
+                    continue
+                # One piece is the least element itself (no isl question to ask of it).
+                if len(pieces) > 1 and not low.sub(candidate).floor().min_val().is_nonneg():
                     continue
                 span = high.sub(candidate).floor().max_val()
                 unbounded = unbounded or not span.is_int()
@@ -447,7 +474,14 @@ class _Box:
         return context.intersect(failing).is_empty()
 
     def region(self, accessed: isl.Set | None) -> Region:
-        """The accessed set's bounds (or the whole box if None), clamped to box and array."""
+        """The accessed set's bounds (or the whole box if None), clamped to box and array
+        (kept per set: see `known`)."""
+        key = id(accessed)
+        if key not in self.regions:
+            self.regions[key] = self._region(accessed)
+        return self.regions[key]
+
+    def _region(self, accessed: isl.Set | None) -> Region:
         lowers: list[tuple[AffineExpr, ...]] = []
         uppers: list[tuple[AffineExpr, ...]] = []
         for d in range(self.rank):
@@ -457,8 +491,9 @@ class _Box:
             lows = [self.origin[d], AffineExpr.constant(0)]
             highs = [self.origin[d] + self.extents[d], size]
             if accessed is not None:
-                lows += self.pieces(accessed.dim_min(d), accessed, isl.PwAff.max, 0)
-                highs += self.pieces(accessed.dim_max(d), accessed, isl.PwAff.min, 1)
+                low, high = self.dim_bounds(accessed, d)
+                lows += self.pieces(low, accessed, isl.PwAff.max, 0)
+                highs += self.pieces(high, accessed, isl.PwAff.min, 1)
             lowers.append(self.prune(lows, ">="))
             uppers.append(self.prune(highs, "<="))
         return Region(tuple(lowers), tuple(uppers))
@@ -471,6 +506,8 @@ class _Box:
         exprs = [self.from_aff(aff) for aff in affs]
         if not affs:
             return []
+        if len(affs) == 1:  # the bound on its domain, which is where `accessed` is not empty
+            return [e + shift for e in exprs]
         whole = functools.reduce(combine, [isl.PwAff.from_aff(a) for a in affs])
         if not whole.intersect_domain(accessed.params()).is_equal(bound):
             return []

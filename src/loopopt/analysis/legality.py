@@ -84,6 +84,34 @@ def _meets(dep: Dependence, disjuncts: Sequence[Sequence[str]]) -> bool:
     return not dep.deltas.intersect(_constraint_set(dep, disjuncts)).is_empty()
 
 
+def _lex_negative_somewhere(dep: Dependence, positions: Sequence[int]) -> bool:
+    """Some distance of `dep` is lexicographically < 0 over `positions` (in this order).
+
+    Position by position, on the distances whose earlier components are all 0: before the
+    carrying level every component is 0; at it every one is >= 1 (no); elsewhere the least
+    value decides (negative: yes; positive: no), and where it is 0 the next position looks at
+    the distances that are 0 here. One optimum per position, where a union of one disjunct per
+    position took most of a deep nest's time to parse and test."""
+    zero_so_far = dep.deltas
+    for q in positions:
+        if q < dep.level:
+            continue
+        if q == dep.level:
+            return False
+        least = zero_so_far.dim_min_val(q)
+        if least.is_neg() or least.is_neginfty():
+            return True
+        if not least.is_zero():  # positive (or no distance is left: NaN)
+            return False
+        zero_so_far = zero_so_far.fix_val(isl.dim_type.set, q, 0)
+    return False
+
+
+def _negative_somewhere(dep: Dependence, positions: Sequence[int]) -> bool:
+    """Some distance of `dep` has a component < 0 at one of `positions`."""
+    return any(dep.direction(q) in (">", ">=", "*") for q in positions)
+
+
 def _relevant(band: Sequence[affine.ForOp]) -> list[tuple[Dependence, int]]:
     """Dependences inside band[0] not carried outside the band, with band[0]'s position."""
     result: list[tuple[Dependence, int]] = []
@@ -122,8 +150,7 @@ def require_fully_permutable(band: Sequence[affine.ForOp], pass_name: str) -> No
                 op=band[0],
             )
     for dep, p in _relevant(band):
-        negative = [[f"d{q} < 0"] for q in _in_common(dep, band, p)]
-        if _meets(dep, negative):
+        if _negative_somewhere(dep, _in_common(dep, band, p)):
             raise IllegalTransformError(
                 f"{pass_name}: illegal: band ({_labels(band)}) is not fully permutable: "
                 + dep.describe(),
@@ -138,6 +165,29 @@ def _check_permutation(band: Sequence[affine.ForOp], permutation: Sequence[int],
             f"0..{len(band) - 1} for the band ({_labels(band)})",
             op=band[0] if band else None,
         )
+
+
+def is_permutation_legal(band: Sequence[affine.ForOp], permutation: Sequence[int]) -> bool:
+    """Whether `require_permutation_legal` accepts (without working out what to say when it
+    does not: a caller that only asks saves the directions of every loop)."""
+    _check_permutation(band, permutation, "permutation")
+    moves = [loop for d, loop in enumerate(band) if loop.inits and permutation[d] != d]
+    return not moves and _reversed(band, permutation) is None
+
+
+def _reversed(band: Sequence[affine.ForOp], permutation: Sequence[int]) -> Dependence | None:
+    """A dependence the permutation reverses, else None."""
+    if list(permutation) == list(range(len(band))):
+        return None
+    inverse = [0] * len(band)
+    for d, target in enumerate(permutation):
+        inverse[target] = d
+    for dep, p in _relevant(band):
+        common = len(_in_common(dep, band, p))
+        new_order = [p + d for d in inverse if d < common]
+        if _lex_negative_somewhere(dep, new_order):
+            return dep
+    return None
 
 
 def require_permutation_legal(
@@ -155,18 +205,12 @@ def require_permutation_legal(
                 f"{loop_label(loop)}, which carries iter_args (a scalar reduction)",
                 op=band[0],
             )
-    inverse = [0] * len(band)
-    for d, target in enumerate(permutation):
-        inverse[target] = d
-    for dep, p in _relevant(band):
-        common = len(_in_common(dep, band, p))
-        new_order = [p + d for d in inverse if d < common]
-        if _meets(dep, _lex_negative(new_order)):
-            raise IllegalTransformError(
-                f"{pass_name}: illegal: permuting loops ({_labels(band)}) reverses "
-                + _reverses(dep),
-                op=band[0],
-            )
+    dep = _reversed(band, permutation)
+    if dep is not None:
+        raise IllegalTransformError(
+            f"{pass_name}: illegal: permuting loops ({_labels(band)}) reverses " + _reverses(dep),
+            op=band[0],
+        )
 
 
 MAX_SKEW_FACTOR = 1 << 16
@@ -209,8 +253,7 @@ def wavefront_factor(pair: Sequence[affine.ForOp]) -> int | None:
 
     def works(factor: int) -> bool:
         return not any(
-            _meets(dep, [[f"d{pi} >= 1", f"d{pj} + {factor} * d{pi} <= 0"]])
-            for dep, pi, pj in deps
+            _meets(dep, [[f"d{pi} >= 1", f"d{pj} + {factor} * d{pi} <= 0"]]) for dep, pi, pj in deps
         )
 
     high = 1

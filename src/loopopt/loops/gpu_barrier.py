@@ -62,7 +62,7 @@ def thread_local(dep: Dependence, thread_loops: Sequence[affine.ForOp]) -> bool:
         return True
     for loop in thread_loops:
         position = next((k for k, common in enumerate(dep.loops) if common is loop), None)
-        if position is None or dep.distances[position] != 0:
+        if position is None or dep.distance(position) != 0:
             return False
     return True
 

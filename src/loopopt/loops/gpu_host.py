@@ -34,7 +34,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free
 
 from loopopt.analysis.distribution import distribution_groups
-from loopopt.analysis.legality import require_distribution_legal, require_permutation_legal
+from loopopt.analysis.legality import is_permutation_legal, require_distribution_legal
 from loopopt.analysis.parallel import is_parallel, parallel_loops
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext as gpu
@@ -211,8 +211,9 @@ def parallel_first(root: affine.ForOp, pass_name: str) -> affine.ForOp:
     depths = range(len(band))
     order = [d for d in depths if flags[d]] + [d for d in depths if not flags[d]]
     permutation = [order.index(d) for d in range(len(band))]
+    if not is_permutation_legal(band, permutation):
+        return root
     try:
-        require_permutation_legal(band, permutation, pass_name)
         return permute_band(band, permutation, pass_name)[0]
     except LoopoptError:
         return root

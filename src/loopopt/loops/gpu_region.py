@@ -321,7 +321,7 @@ def thread_local(dep: Dependence, spread: Sequence[affine.ForOp]) -> bool:
     # Across iterations of an outer loop: a spread loop whose start does not change in the
     # loops around it gives an iteration to the same thread every time.
     for position, loop in enumerate(dep.loops):
-        if loop in spread and dep.distances[position] == 0:
+        if loop in spread and dep.distance(position) == 0:
             starts = lower_bound(loop).operands
             if all(defined_outside(v, dep.loops[0]) for v in starts):
                 return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IndexType, ModuleOp, i64
+from xdsl.dialects.builtin import IndexType, ModuleOp, UnregisteredOp, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -98,8 +98,10 @@ def _check_lowerable(module: ModuleOp, keep_dialects: Sequence[str]) -> None:
     """Reject ops of foreign dialects before changing anything (a clean, located error)."""
     known = (*LOWERED_DIALECTS, *keep_dialects)
     for op in module.walk():
-        if op is not module and op.name.split(".")[0] not in known:
-            raise LoopoptError(f"cannot lower '{op.name}' to LLVM", op=op)
+        # an op of a dialect loopopt does not know is named `builtin.unregistered` by xDSL
+        name = op.op_name.data if isinstance(op, UnregisteredOp) else op.name
+        if op is not module and (name.split(".")[0] not in known or name != op.name):
+            raise LoopoptError(f"cannot lower '{name}' to LLVM", op=op)
 
 
 def _finish(module: ModuleOp, keep_dialects: Sequence[str]) -> None:

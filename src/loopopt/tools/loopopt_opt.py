@@ -3,6 +3,11 @@
     loopopt-opt [FILE|-] [-p PIPELINE] [-o OUT] [--split-input-file] [--verify-diagnostics]
                 [--print-ir-after-all] [--emit mlir|llvm|ptx] [--gpu-arch sm_80|sm_89|sm_90]
                 [--mlir-print-op-generic] [--mlir-print-debuginfo] [--version]
+                [--pass-pipeline PIPELINE] [--allow-unregistered-dialect]
+
+`--pass-pipeline` is `-p` as mlir-opt writes it (`builtin.module(func.func(...))`, see
+pass_nesting.py); either takes xDSL's passes too. `--allow-unregistered-dialect` reads ops of
+any dialect (printed generic; the analyses take them to touch any memory).
 
 Errors are one line (`file:line:col: error: ...`) on stderr, exit code 1, and no `-o` file is
 written unless the whole run succeeded; an internal error (a bug) is one line too, naming the
@@ -18,6 +23,7 @@ import dataclasses
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from importlib import resources
 from io import StringIO
 
@@ -27,10 +33,14 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException
 
 from loopopt.context import make_context, parse_chunk, verify_ir
-from loopopt.diagnostics import LoopoptError, in_stage, internal_error
+from loopopt.diagnostics import LoopoptError, collecting, in_stage, internal_error
 from loopopt.iteration_buffers import hoist_iteration_buffers
 from loopopt.pass_pipeline import apply_passes, parse_pipeline
-from loopopt.tools.diagnostics_check import check_expected_diagnostics, expected_diagnostics
+from loopopt.tools.diagnostics_check import (
+    Emitted,
+    check_expected_diagnostics,
+    expected_diagnostics,
+)
 from loopopt.tools.inputs import STDIN, read_file, read_stdin, stdin_is_piped
 from loopopt.universe import all_passes
 
@@ -68,11 +78,24 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
         default=None,
         help="input file, '-' for stdin (default: piped stdin, else the bundled example)",
     )
-    parser.add_argument(
+    pipeline = parser.add_mutually_exclusive_group()
+    pipeline.add_argument(
         "-p",
         "--passes",
         default="",
-        help="pass pipeline, e.g. 'loop-tile{tile-sizes=32,32},loop-unroll'",
+        help="pass pipeline, e.g. 'loop-tile{tile-sizes=32,32},loop-unroll'; loopopt's passes "
+        "and xDSL's (canonicalize, cse, ...)",
+    )
+    pipeline.add_argument(
+        "--pass-pipeline",
+        dest="passes",
+        help="the same, as mlir-opt writes it: "
+        "'builtin.module(func.func(loop-tile{tile-sizes=32}),canonicalize)'",
+    )
+    parser.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help="accept ops of dialects loopopt does not know (printed in the generic form)",
     )
     parser.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
     parser.add_argument(
@@ -83,7 +106,8 @@ def build_arg_parser(passes: dict[str, Callable[[], type[ModulePass]]]) -> argpa
     parser.add_argument(
         "--verify-diagnostics",
         action="store_true",
-        help="check emitted errors against '// expected-error' annotations",
+        help="check emitted diagnostics against '// expected-error' (-warning, -remark, "
+        "-note) annotations",
     )
     parser.add_argument(
         "--print-ir-after-all", action="store_true", help="print the IR after every pass to stderr"
@@ -155,7 +179,7 @@ class Driver:
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
-        self.ctx = make_context()
+        self.ctx = make_context(allow_unregistered=args.allow_unregistered_dialect)
         self.passes = parse_pipeline(args.passes)
 
     def _after_pass(self, previous: ModulePass, module: ModuleOp) -> None:
@@ -169,7 +193,13 @@ class Driver:
 
     def process(self, text: str, name: str, line_offset: int) -> str:
         with in_stage("parsing"):
-            module = parse_chunk(self.ctx, text, name, line_offset)
+            try:
+                module = parse_chunk(self.ctx, text, name, line_offset)
+            except LoopoptError as e:
+                if e.message.endswith("is not registered"):
+                    e.message += " (--allow-unregistered-dialect accepts it)"
+                    e.args = (e.one_line(),)
+                raise
         apply_passes(self.ctx, module, self.passes, self._after_pass)
         with in_stage(f"--emit {self.args.emit}"):
             return self.emit(module)
@@ -220,18 +250,23 @@ def run(argv: Sequence[str] | None = None) -> int:
     failed = False
     for chunk, offset in _chunks(text, args.split_input_file):
         expected = expected_diagnostics(chunk, offset) if args.verify_diagnostics else []
-        emitted: list[tuple[str | None, str]] = []
+        emitted: list[Emitted] = []
         try:
-            outputs.append(driver.process(chunk, name, offset))
+            with collecting() if args.verify_diagnostics else nullcontext([]) as said:
+                try:
+                    outputs.append(driver.process(chunk, name, offset))
+                finally:
+                    emitted += said
         except LoopoptError as e:
-            emitted.append((e.location, e.message))
+            e.locate(name)  # the input, where nothing in it is to blame (--emit ptx of no kernel)
+            emitted.append(("error", e.location, e.message))
             if not args.verify_diagnostics:
                 print(e.one_line(), file=sys.stderr)
                 return 1
         except DiagnosticException as e:
-            emitted.append((None, str(e).strip().splitlines()[-1]))
+            emitted.append(("error", None, str(e).strip().splitlines()[-1]))
             if not args.verify_diagnostics:
-                print(f"{name}: error: {emitted[-1][1]}", file=sys.stderr)
+                print(f"{name}: error: {emitted[-1][2]}", file=sys.stderr)
                 return 1
         except Exception as e:  # an internal error is still reported as a diagnostic
             print(_internal_error(e, name, args.debug), file=sys.stderr)

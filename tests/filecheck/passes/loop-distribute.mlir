@@ -146,6 +146,7 @@ func.func @reduction(%X: memref<7xf32>, %Y: memref<7xf32>, %Z: memref<7xf32>, %o
 // CHECK-NOT:   affine.for
 // WARN:        warning: loop-distribute: loop i left as it is: its 2 statements are tied by a dependence cycle, e.g. B[i + 1] → B[i] (RAW) has direction (<)
 func.func @recurrence(%A: memref<10xf32>, %B: memref<10xf32>) {
+  // expected-warning @+1 {{loop i left as it is: its 2 statements are tied by a dependence cycle}}
   affine.for %i = 1 to 9 {
     %a = affine.load %A[%i - 1] : memref<10xf32>
     %b = affine.load %B[%i] : memref<10xf32>
