@@ -98,17 +98,18 @@ def _common_loops(array: SSAValue, nest: affine.ForOp) -> list[affine.ForOp]:
 def _plan(
     array: SSAValue, band: list[affine.ForOp], carriers: set[affine.ForOp], max_bytes: int
 ) -> tuple[list[affine.ForOp], Expansion] | None:
-    """The deepest prefix of `band` ending at a loop in `carriers` over which `array` expands."""
-    while band:
-        while band and band[-1] not in carriers:
-            band = band[:-1]
-        if not band:
-            return None
-        plan = expandable(array, band)
-        if isinstance(plan, Expansion) and expanded_bytes(array, plan) <= max_bytes:
-            return band, plan
-        band = band[:-1]
-    return None
+    """The longest prefix of `band` over which `array` expands, cut after its deepest loop in
+    `carriers`. Expanding over a prefix is exact whenever it is over a longer one (fewer
+    iterations to keep apart, the same box written), so prefixes are tried from the shortest,
+    up to the first that fails: one isl check where the outermost loop already fails."""
+    best: tuple[list[affine.ForOp], Expansion] | None = None
+    for n in range(1, len(band) + 1):
+        plan = expandable(array, band[:n])
+        if isinstance(plan, str) or expanded_bytes(array, plan) > max_bytes:
+            break
+        if band[n - 1] in carriers:
+            best = (band[:n], plan)
+    return best
 
 
 def automatic(
