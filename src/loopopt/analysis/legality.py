@@ -209,8 +209,7 @@ def wavefront_factor(pair: Sequence[affine.ForOp]) -> int | None:
 
     def works(factor: int) -> bool:
         return not any(
-            _meets(dep, [[f"d{pi} >= 1", f"d{pj} + {factor} * d{pi} <= 0"]])
-            for dep, pi, pj in deps
+            _meets(dep, [[f"d{pi} >= 1", f"d{pj} + {factor} * d{pi} <= 0"]]) for dep, pi, pj in deps
         )
 
     high = 1

@@ -21,7 +21,7 @@ functions and gpu.launch_func are left alone (runtime/host.py runs them). Kernel
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, llvm, memref
+from xdsl.dialects import arith, func, gpu, llvm, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
@@ -33,7 +33,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import gpu_ext
 from loopopt.dialects.loopopt import (
     CONSTANT_ARGS_ATTR,
     DYNAMIC_SHARED_ATTR,
@@ -55,11 +55,11 @@ MAX_THREADS_ATTR = "nvvm.maxntid"
 KEPT_ATTRS = (MIN_BLOCKS_ATTR, MAX_REGISTERS_ATTR, POINTER_ALIGN_ATTR, CONSTANT_ARGS_ATTR)
 """Attributes of a gpu.func its llvm.func keeps (CONSTANT_ARGS_ATTR: runtime/host.py)."""
 
-_REGISTERS: dict[type[Operation], str] = {
-    gpu.ThreadIdOp: "tid",
-    gpu.BlockDimOp: "ntid",
-    gpu.BlockIdOp: "ctaid",
-    gpu.GridDimOp: "nctaid",
+_REGISTERS: dict[str, str] = {
+    gpu.ThreadIdOp.name: "tid",
+    gpu.BlockDimOp.name: "ntid",
+    gpu.BlockIdOp.name: "ctaid",
+    gpu.GridDimOp.name: "nctaid",
 }
 
 
@@ -72,7 +72,7 @@ def _index(register: str) -> list[Operation]:
 class IdLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if isinstance(op, gpu.ThreadIdOp | gpu.BlockDimOp | gpu.BlockIdOp | gpu.GridDimOp):
-            ops = _index(f"{_REGISTERS[type(op)]}.{op.dimension.data}")
+            ops = _index(f"{_REGISTERS[op.name]}.{op.dimension.data}")
         elif isinstance(op, gpu.GlobalIdOp):
             dim = op.dimension.data
             block, size, thread = (
@@ -122,7 +122,7 @@ def _attributions_to_allocas(op: gpu.FuncOp) -> None:
     placed by gpu_shared.py, as the buffers gpu-map-loops makes)."""
     entry = op.body.block
     first = entry.first_op
-    for arg in [*op.workgroup_args, *op.private_args]:
+    for arg in [*gpu_ext.workgroup_args(op), *gpu_ext.private_args(op)]:
         alloca = memref.AllocaOp.build(operands=[[], []], result_types=[arg.type])
         alloca.memref.name_hint = arg.name_hint
         if first is None:
@@ -131,7 +131,7 @@ def _attributions_to_allocas(op: gpu.FuncOp) -> None:
             entry.insert_op_before(alloca, first)
         arg.replace_all_uses_with(alloca.memref)
         entry.erase_arg(arg)
-    op.attributes.pop(gpu.WORKGROUP_ATTRIBUTIONS, None)
+    op.attributes.pop(gpu_ext.WORKGROUP_ATTRIBUTIONS, None)
 
 
 def lower_gpu_to_nvvm(module: ModuleOp) -> None:

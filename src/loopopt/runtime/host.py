@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llvmlite.binding as llvm
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, gpu
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
     DictionaryAttr,
@@ -43,7 +43,6 @@ from xdsl.rewriter import Rewriter
 
 from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import CONSTANT_ARGS_ATTR, DYNAMIC_SHARED_ATTR, POINTER_ALIGN_ATTR
 from loopopt.lowering.func_to_llvm import signature_inputs
 from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, lower_gpu_to_nvvm

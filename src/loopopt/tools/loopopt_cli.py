@@ -52,9 +52,7 @@ GPU_PIPELINE = "auto-schedule"
 CPU_PIPELINE = "loop-tile{tile-sizes=32,32,8},loop-unroll{unroll-factor=4 loop=k}"
 
 
-def _arguments(
-    module: ModuleOp, func_name: str | None, name: str
-) -> tuple[str, list[np.ndarray]]:
+def _arguments(module: ModuleOp, func_name: str | None, name: str) -> tuple[str, list[np.ndarray]]:
     funcs = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
     chosen = [f for f in funcs if func_name in (None, f.sym_name.data)]
     if not chosen:
@@ -72,8 +70,7 @@ def _arguments(
     for t in fn.function_type.inputs:
         if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
             raise LoopoptError(
-                f"@{fn.sym_name.data}: `loopopt run` makes inputs for static memrefs only, "
-                f"got {t}",
+                f"@{fn.sym_name.data}: `loopopt run` makes inputs for static memrefs only, got {t}",
                 op=fn,
             )
         dtype = numpy_dtype(t.element_type)
