@@ -15,6 +15,7 @@ lowering to the llvm dialect (lowering/to_llvm.py) does the rest, with the same 
 convention: one bare pointer per memref, plus an i64 per dynamic size. Shared buffers
 (memref.alloca in space 3) become globals in shared memory (lowering/gpu_shared.py). Host
 functions and gpu.launch_func are left alone (runtime/host.py runs them). Kernels carry
+`gpu.kernel` (as upstream's lowering keeps it: gpu.launch_func's verifier asks for it),
 `nvvm.kernel` (backend/ptx.py gives them the ptx_kernel calling convention),
 `loopopt.shared_bytes`, and `loopopt.dynamic_shared_bytes` if their launches need some.
 """
@@ -44,7 +45,7 @@ from loopopt.dialects.loopopt import (
 )
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
 from loopopt.lowering.contract import contract_fma
-from loopopt.lowering.cp_async import linearize_async_copies
+from loopopt.lowering.cp_async import linearize_async_copies, lower_shared_global
 from loopopt.lowering.gpu_constant import lower_constant_globals
 from loopopt.lowering.gpu_shared import SharedLayout
 from loopopt.lowering.to_llvm import lower_to_llvm
@@ -170,7 +171,9 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     for fn in converted:
         fn.detach()
         staging.body.block.add_op(fn)
-    lower_to_llvm(staging, keep_dialects=("nvvm",), workgroup_alloca=layout.lower_alloca)
+    internal = ("nvvm", "loopopt")  # loopopt.cp_async_bytes until lower_shared_global
+    lower_to_llvm(staging, keep_dialects=internal, workgroup_alloca=layout.lower_alloca)
+    lower_shared_global(staging)
     for global_op in layout.globals():
         staging.body.block.insert_op_before(global_op, staging.body.block.first_op)
     lower_constant_globals(gmod)
@@ -185,6 +188,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
 def _mark_kernel(fn: llvm.FuncOp, layout: SharedLayout) -> None:
     name = fn.sym_name.data
     fn.attributes[KERNEL_ATTR] = UnitAttr()
+    fn.attributes[gpu_ext.KERNEL_ATTR] = UnitAttr()  # what gpu.launch_func's verifier asks for
     fn.attributes[SHARED_BYTES_ATTR] = IntegerAttr(layout.kernel_bytes.get(name, 0), i64)
     if name in layout.dynamic_bytes:
         fn.attributes[DYNAMIC_SHARED_ATTR] = IntegerAttr(layout.dynamic_bytes[name], i64)
