@@ -19,8 +19,15 @@ gpu.lane_id, gpu.subgroup_id/subgroup_size/num_subgroups, gpu.barrier, gpu.launc
 dynamic shared memory, `: i32` sizes, async tokens, async object), gpu.wait; and the
 `#gpu.address_space<workgroup>` attribute. As in MLIR, `gpu.kernel` is an attribute of gpu.func
 (xDSL had a `kernel` property; its generic form still parses) and `known_block_size` /
-`known_grid_size` are properties. The other gpu ops are xDSL's, re-exported, so
-`from loopopt.dialects import gpu_ext as gpu` replaces `from xdsl.dialects import gpu`.
+`known_grid_size` are properties.
+
+Each op here subclasses xDSL's class of the same name, and `extend` puts it in xDSL's own
+`gpu` dialect object in its place (with `#gpu.address_space`): every context, plain `xdsl-opt`
+through the plugin included, reads this syntax with these classes, and no name is registered
+twice. loopopt builds ops with this module's classes (they print MLIR's syntax) and matches
+them with xDSL's (`isinstance(op, xdsl.dialects.gpu.FuncOp)`), so that ops built by xDSL's
+classes, which print the generic form, are accepted too; `workgroup_args`/`private_args` read
+the attributions of either.
 """
 
 from __future__ import annotations

@@ -19,11 +19,12 @@ rewrites them into `llvm.call_intrinsic` before LLVM translation.
 The asynchronous copies (sm_80+: PTX `cp.async`) come in two forms. `nvvm.cp.async.copy`
 (MLIR's `nvgpu.device_async_copy`) copies 4, 8 or 16 bytes of consecutive elements from a
 global memref to a shared one at memref indices; pipeline-copies{async} makes it and the test
-emulator runs it. The GPU lowering (lowering/cp_async.py) turns it into
-`nvvm.cp.async.shared.global %dst[%dst_bytes], %src[%src_bytes]`, the intrinsic
-`llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}` on a base pointer plus a byte offset, whose
-operands the lowering to LLVM retypes (memref → !llvm.ptr). The optional i32 `src_size` (PTX's
-src-size operand; the intrinsics' `.s` forms) copies only that many bytes from the source and
+emulator runs it. The GPU lowering (lowering/cp_async.py) turns it into byte
+offsets (the internal `loopopt.cp_async_bytes`) and then, once memrefs are pointers, into
+upstream's `nvvm.cp.async.shared.global %dst, %src, 16, cache = cg : !llvm.ptr<3>,
+!llvm.ptr<1>`, the intrinsic `llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}`. The
+optional i32 `src_size` (`cpSize` upstream; PTX's src-size operand; the intrinsics' `.s`
+forms) copies only that many bytes from the source and
 fills the rest of the `size` bytes with zeros: 0 writes zeros (the zero-filled copies of padded
 tiles). PTX does not say that a copy of src-size 0 leaves its source address unread, so the
 copies that make it (pipeline-copies) point such copies at the array's first element. A copy
