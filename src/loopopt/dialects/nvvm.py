@@ -71,6 +71,7 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from loopopt.dialects.loopopt import CP_ASYNC_BYTES_OP
 from loopopt.target import GLOBAL_SPACE as GLOBAL_SPACE  # re-exported for the lowering
 from loopopt.target import SHARED_SPACE
 
@@ -356,7 +357,7 @@ class CpAsyncBytesOp(IRDLOperation):
     and consumed inside the GPU lowering (lowering/cp_async.py), never printed or parsed: the
     lowering's output has upstream's `nvvm.cp.async.shared.global` on pointers."""
 
-    name = "loopopt.cp_async_bytes"
+    name = CP_ASYNC_BYTES_OP
     dst = operand_def(AnyAttr())
     dst_offset = operand_def(i64)
     src = operand_def(AnyAttr())
