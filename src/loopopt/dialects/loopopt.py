@@ -49,10 +49,6 @@ SHARED_BYTES_ATTR = "loopopt.shared_bytes"
 DYNAMIC_SHARED_ATTR = "loopopt.dynamic_shared_bytes"
 """Bytes of dynamic shared memory each launch of the kernel must request."""
 
-CP_ASYNC_BYTES_OP = "loopopt.cp_async_bytes"
-"""Not an attribute: the GPU lowering's internal op of a cp.async copy at byte offsets
-(dialects/nvvm.py's CpAsyncBytesOp), which no stage prints."""
-
 ATTRIBUTES = (
     LOOP_NAME,
     PARALLEL,

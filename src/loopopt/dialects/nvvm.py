@@ -20,7 +20,7 @@ The asynchronous copies (sm_80+: PTX `cp.async`) come in two forms. `nvvm.cp.asy
 (MLIR's `nvgpu.device_async_copy`) copies 4, 8 or 16 bytes of consecutive elements from a
 global memref to a shared one at memref indices; pipeline-copies{async} makes it and the test
 emulator runs it. The GPU lowering (lowering/cp_async.py) turns it into byte
-offsets (the internal `loopopt.cp_async_bytes`) and then, once memrefs are pointers, into
+offsets (the internal `lowering.cp_async_bytes`) and then, once memrefs are pointers, into
 upstream's `nvvm.cp.async.shared.global %dst, %src, 16, cache = cg : !llvm.ptr<3>,
 !llvm.ptr<1>`, the intrinsic `llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}`. The
 optional i32 `src_size` (`cpSize` upstream; PTX's src-size operand; the intrinsics' `.s`
@@ -71,7 +71,6 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from loopopt.dialects.loopopt import CP_ASYNC_BYTES_OP
 from loopopt.target import GLOBAL_SPACE as GLOBAL_SPACE  # re-exported for the lowering
 from loopopt.target import SHARED_SPACE
 
@@ -357,7 +356,7 @@ class CpAsyncBytesOp(IRDLOperation):
     and consumed inside the GPU lowering (lowering/cp_async.py), never printed or parsed: the
     lowering's output has upstream's `nvvm.cp.async.shared.global` on pointers."""
 
-    name = CP_ASYNC_BYTES_OP
+    name = "lowering.cp_async_bytes"
     dst = operand_def(AnyAttr())
     dst_offset = operand_def(i64)
     src = operand_def(AnyAttr())

@@ -5,7 +5,7 @@ Before (in a kernel, before the lowering to the llvm dialect):
         : memref<256x256xf32> to memref<3x16x68xf32, 3>
 After `linearize_async_copies` (index arithmetic, lowered to LLVM with the rest):
     %sb = ... ((%k * 256 + %j) * 4 : i64)      %db = ... (((%s * 16 + %r) * 68 + %c) * 4 : i64)
-    loopopt.cp_async_bytes %ring[%db], %B[%sb] {size = 16 : i32, cache = "cg"}   (internal)
+    lowering.cp_async_bytes %ring[%db], %B[%sb] {size = 16 : i32, cache = "cg"}   (internal)
 After `lower_shared_global` (at the end of the GPU lowering, once the memrefs are pointers):
     %d = llvm.getelementptr %ring_ptr[%db] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
     %p = llvm.getelementptr %B_ptr[%sb] : (!llvm.ptr, i64) -> !llvm.ptr, i8
@@ -68,7 +68,7 @@ def _byte_offset(array: SSAValue, indices: Sequence[SSAValue], ops: list[Operati
 
 def linearize_async_copies(root: Operation) -> None:
     """Replace each nvvm.cp.async.copy under `root` by its byte offsets and a
-    loopopt.cp_async_bytes on the memrefs (which the lowering to LLVM makes pointers)."""
+    lowering.cp_async_bytes on the memrefs (which the lowering to LLVM makes pointers)."""
     for op in [op for op in root.walk() if isinstance(op, CpAsyncCopyOp)]:
         ops: list[Operation] = []
         src = _byte_offset(op.src, op.src_indices, ops)
@@ -83,7 +83,7 @@ def linearize_async_copies(root: Operation) -> None:
 
 
 def lower_shared_global(root: Operation) -> None:
-    """Replace each loopopt.cp_async_bytes under `root` (whose operands are pointers and i64
+    """Replace each lowering.cp_async_bytes under `root` (whose operands are pointers and i64
     byte offsets by now) by the GEPs, the cast of the source to a global pointer, and upstream's
     nvvm.cp.async.shared.global on them."""
     for op in [op for op in root.walk() if isinstance(op, CpAsyncBytesOp)]:

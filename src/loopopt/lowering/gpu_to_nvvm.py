@@ -171,7 +171,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     for fn in converted:
         fn.detach()
         staging.body.block.add_op(fn)
-    internal = ("nvvm", "loopopt")  # loopopt.cp_async_bytes until lower_shared_global
+    internal = ("nvvm", "lowering")  # lowering.cp_async_bytes until lower_shared_global
     lower_to_llvm(staging, keep_dialects=internal, workgroup_alloca=layout.lower_alloca)
     lower_shared_global(staging)
     for global_op in layout.globals():
