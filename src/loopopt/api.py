@@ -28,6 +28,7 @@ from io import StringIO
 from typing import Any, Literal
 
 from xdsl.context import Context
+from xdsl.dialects import gpu
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
@@ -37,7 +38,6 @@ from xdsl.utils.exceptions import ParseError
 from loopopt import cache as disk_cache
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.pass_pipeline import apply_passes, parse_pipeline
 from loopopt.universe import all_passes
 

@@ -49,7 +49,7 @@ def check_input(module: ModuleOp) -> None:
             _require_affine_operands(op, op.indices)
         elif isinstance(op, affine.ForOp):
             _check_for(op)
-        elif isinstance(op, affine.ApplyOp | affine.MinOp | affine_ext.MaxOp | affine_ext.IfOp):
+        elif isinstance(op, affine.ApplyOp | affine.MinOp | affine_ext.MaxOp | affine.IfOp):
             _require_affine_operands(op, op.operands)
         elif isinstance(op, func.FuncOp) and op.body.blocks:
             last = op.body.blocks[-1].last_op

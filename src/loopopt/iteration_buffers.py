@@ -22,11 +22,10 @@ Only buffers of static shape move (a size computed in the loop is not known at t
 
 from __future__ import annotations
 
-from xdsl.dialects import affine, func, memref, scf
+from xdsl.dialects import affine, func, gpu, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation
 
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import SCOPE
 
 _LOOPS = (affine.ForOp, affine.ParallelOp, scf.ForOp, scf.ParallelOp)

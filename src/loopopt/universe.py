@@ -2,6 +2,11 @@
 
 `PASSES` maps each CLI name to (module, class); a unit test checks that every file in passes/
 is listed here under its own name.
+
+Importing this module (xdsl-opt does, to find plugins) puts loopopt's syntax for xDSL's gpu,
+affine and llvm ops into xDSL's own dialects (`loopopt.dialects.extend`): those names stay
+xDSL's, so the plugin lists only the dialects xDSL lacks, and plain `xdsl-opt` reads what
+loopopt prints.
 """
 
 from __future__ import annotations
@@ -12,6 +17,11 @@ from collections.abc import Callable
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+
+from loopopt.dialects import affine_ext, gpu_ext, llvm_ext
+
+SYNTAX_MODULES = (affine_ext, gpu_ext, llvm_ext)
+"""Imported for their effect: each extends one of xDSL's dialects in place."""
 
 PASSES: dict[str, tuple[str, str]] = {
     "loop-name": ("loop_name", "LoopNamePass"),

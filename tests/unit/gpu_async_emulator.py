@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
 
-from xdsl.dialects import affine, arith, memref
+from xdsl.dialects import affine, arith, gpu, memref
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import gpu_ext
 from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
 from loopopt.loops.affine_maps import Bound
 from loopopt.loops.bounds import new_loop
@@ -125,7 +125,7 @@ class _AsyncCopies:
         x, y, z = sizes["x"], sizes["y"], sizes["z"]
         self.threads = x * y * z
         self.top = _Ops()  # for the kernel's entry, then a barrier
-        ids = [self.top.add(gpu.ThreadIdOp(axis)) for axis in "xyz"]
+        ids = [self.top.add(gpu_ext.ThreadIdOp(axis)) for axis in "xyz"]
         d = [AffineExpr.dimension(k) for k in range(3)]
         self.tid = self.top.apply(d[0] + x * (d[1] + y * d[2]), ids)
         self.zero = self.top.add(_index(0))
@@ -177,7 +177,7 @@ class _AsyncCopies:
                 self._check(op)
         first = self.entry.first_op
         assert first is not None
-        self.entry.insert_ops_before([*self.top.ops, gpu.BarrierOp()], first)
+        self.entry.insert_ops_before([*self.top.ops, gpu_ext.BarrierOp()], first)
 
     def _replace(self, op: Operation, ops: list[Operation]) -> None:
         block = op.parent_block()

@@ -24,13 +24,12 @@ import weakref
 
 from gpu_async_emulator import emulate_async_copies
 from gpu_shuffle_emulator import check_convergent, declare_error_function, emulate_shuffles
-from xdsl.dialects import affine, arith, builtin, func, memref, scf
+from xdsl.dialects import affine, arith, builtin, func, gpu, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.analysis.divergence import Divergence
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.nvvm import ShflSyncOp
 from loopopt.loops.affine_maps import Bound
 from loopopt.loops.bounds import new_loop

@@ -25,13 +25,13 @@ import ctypes
 from collections.abc import Sequence
 
 import llvmlite.binding as llvm
-from xdsl.dialects import affine, arith, func, memref, scf
+from xdsl.dialects import affine, arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp, i1, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.analysis.divergence import Divergence
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import gpu_ext
 from loopopt.dialects.nvvm import ShflSyncOp
 
 WARP = 32
@@ -123,7 +123,7 @@ def emulate_shuffles(entry: Block, sizes: dict[str, int]) -> None:
     x, y, z = sizes["x"], sizes["y"], sizes["z"]
     threads = x * y * z
     top = _Ops()
-    ids = [top.add(gpu.ThreadIdOp(axis)) for axis in "xyz"]
+    ids = [top.add(gpu_ext.ThreadIdOp(axis)) for axis in "xyz"]
     d = [AffineExpr.dimension(k) for k in range(3)]
     tid = top.apply(d[0] + x * (d[1] + y * d[2]), ids)
     lane = top.apply(AffineExpr.dimension(0) % WARP, [tid])
@@ -154,7 +154,7 @@ def _exchange(
     send = [
         memref.StoreOp.get(op.val, values, [tid]),
         memref.StoreOp.get(op.thread_mask, masks, [tid]),
-        gpu.BarrierOp(),
+        gpu_ext.BarrierOp(),
     ]
     o = _Ops()
     mask = op.thread_mask
@@ -172,7 +172,7 @@ def _exchange(
     result = o.add(memref.LoadOp.get(values, [read_at]))
     block = op.parent_block()
     assert block is not None
-    block.insert_ops_before([*send, *o.ops, gpu.BarrierOp()], op)
+    block.insert_ops_before([*send, *o.ops, gpu_ext.BarrierOp()], op)
     op.res.replace_all_uses_with(result)
     op.detach()
     op.erase()

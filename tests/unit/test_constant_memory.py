@@ -15,13 +15,12 @@ import numpy as np
 import pytest
 from equivalence import transform
 from gpu_emulator import emulate
-from xdsl.dialects import memref
+from xdsl.dialects import gpu, memref
 
 import loopopt
 from loopopt.backend.ptx import assemble, find_ptxas, module_to_ptx
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.constant_memory import constant_args
 from loopopt.runtime import cuda
 from loopopt.runtime.cpu import run_function

@@ -18,13 +18,13 @@ import polybench_py as pb
 import pytest
 from fake_gpu import FakeDriver, fake_gpu  # noqa: F401 (a fixture)
 from gpu_emulator import emulate
+from xdsl.dialects import gpu
 from xdsl.passes import PassPipeline
 
 import loopopt
 from loopopt.backend.libdevice import find_libdevice
 from loopopt.backend.ptx import assemble, find_ptxas, module_to_ptx
 from loopopt.context import make_context, verify_ir
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.frontend.kernel import Kernel
 from loopopt.runtime.cpu import run_function
 from loopopt.universe import all_passes

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from equivalence import run
 from gpu_emulator import emulate
-from xdsl.dialects import affine, arith, func, memref, scf
+from xdsl.dialects import affine, arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import PassPipeline
@@ -17,7 +17,6 @@ from loopopt.analysis.divergence import Divergence, check_barriers, misplaced_ba
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import COPY, MAPPING
 from loopopt.loops.gpu_barrier import Requirement, place_barriers
 from loopopt.loops.gpu_plan import (
@@ -290,10 +289,10 @@ def test_point_loop_and_extents_of_a_tiled_loop(rng: np.random.Generator) -> Non
 def test_guards_only_where_the_block_does_not_divide(rng: np.random.Generator) -> None:
     text, _, _ = kernels.matmul(64, 48, 20, rng)
     (kernel,) = kernels_of(mapped(text))
-    assert not [op for op in kernel.walk() if isinstance(op, affine_ext.IfOp)]
+    assert not [op for op in kernel.walk() if isinstance(op, affine.IfOp)]
     text, _, _ = kernels.matmul(60, 48, 20, rng)
     (kernel,) = kernels_of(mapped(text))
-    guards = [op for op in kernel.walk() if isinstance(op, affine_ext.IfOp)]
+    guards = [op for op in kernel.walk() if isinstance(op, affine.IfOp)]
     assert [op.attributes[MAPPING] for op in guards] == [StringAttr("thread y")]
     assert str(guards[0].condition.data) == "(d0) : (((d0 * -1) + 59) >= 0)"
 
@@ -436,7 +435,7 @@ def test_linear_thread_index_is_coalesced(rng: np.random.Generator) -> None:
 def test_block_level_store_runs_on_one_thread_then_a_barrier() -> None:
     (kernel,) = kernels_of(mapped(BLOCK_STORE))
     (guard,) = marked(kernel, "one thread")
-    assert isinstance(guard, affine_ext.IfOp)
+    assert isinstance(guard, affine.IfOp)
     assert str(guard.condition.data) == "(d0) : (d0 == 0)"
     ops = list(kernel.body.block.ops)
     (barrier,) = [i for i, op in enumerate(ops) if isinstance(op, gpu.BarrierOp)]

@@ -13,9 +13,9 @@ from gpu_kernels import WARP_SUM
 from gpu_shuffle_emulator import take_errors
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.dialects import gpu
 
 from loopopt.context import make_context, parse_module, verify_ir
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.gpu_map import MAPPING
 from loopopt.loops.gpu_warp import clamp_operand, warp_width
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass

@@ -11,12 +11,11 @@ from gpu_emulator import emulate
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 from nestgen import nests
-from xdsl.dialects import affine, func
+from xdsl.dialects import affine, func, gpu
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import MAPPING
 from loopopt.loops import gpu_grid, gpu_region
 from loopopt.loops.gpu_host import Host, HostLoop, Kernel, Planner, Region

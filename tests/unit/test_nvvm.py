@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 from gpu_kernels import MATMUL, TRANSPOSE, WARP_SUM
-from xdsl.dialects import func, llvm
+from xdsl.dialects import func, gpu, llvm
 from xdsl.dialects.builtin import ModuleOp, f32, i32
 
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.nvvm import SREG_OPS, Barrier0Op, ShflSyncOp, read_sreg
 from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, lower_gpu_to_nvvm
 from loopopt.lowering.nvvm_to_llvm import lower_nvvm_to_llvm

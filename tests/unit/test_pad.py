@@ -17,7 +17,6 @@ from xdsl.dialects import affine
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.padded_access import fill_load, padded_load, padded_store
 from loopopt.runtime.cpu import run_function
 from loopopt.schedule import recipes
@@ -54,7 +53,7 @@ def _guards(text: str) -> dict[str, list[str]]:
     for op in parse_module(text).walk():
         access = padded_load(op) or padded_store(op)
         if access is not None:
-            assert isinstance(op, IfOp)
+            assert isinstance(op, affine.IfOp)
             name = access.memref.name_hint or "?"
             found.setdefault(name, []).append(str(op.condition.data))
     return found

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from equivalence import assert_equivalent, transform
 from upstream import assert_upstream_valid
+from xdsl.dialects import affine
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.nest import (
     constant_bounds,
     constant_trip_count,
@@ -167,7 +167,7 @@ def test_versions_of_a_loop_bounded_by_a_min_of_ivs() -> None:
     assert [loop_name(p) for p in peeled] == ["i_peel", "i_peel"]
     versions = find_loops(module, "i")
     assert len(versions) == 2 and all(len(v.upperBoundMap.data.results) == 1 for v in versions)
-    [version_if] = [op for op in module.walk() if isinstance(op, IfOp)]
+    [version_if] = [op for op in module.walk() if isinstance(op, affine.IfOp)]
     assert version_if.parent_op() is find_loop(module, "jt", "test")
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from equivalence import transform
 from gpu_emulator import emulate
-from xdsl.dialects import affine
+from xdsl.dialects import affine, gpu
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
@@ -22,8 +22,6 @@ from loopopt.analysis.alignment import residue, value_multiple
 from loopopt.backend.ptx import ARCHS, assemble, find_ptxas, module_to_ptx
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.nvvm import CpAsyncCopyOp, CpAsyncWaitGroupOp
 from loopopt.loops.nest import find_loops
 from loopopt.loops.pipeline_async import async_copies, group_copies
@@ -404,7 +402,7 @@ def _mutated(mutate: str, sizes: tuple[int, int, int]) -> ModuleOp:
             block.erase_op(op)
         else:  # "unsafe source": the element's own address where the condition fails
             sized = op.src_indices[0].owner
-            assert isinstance(sized, IfOp)
+            assert isinstance(sized, affine.IfOp)
             then = sized.then_region.block.last_op
             assert then is not None
             indices = list(then.operands[: len(op.src_indices)])

@@ -14,12 +14,12 @@ import pytest
 from equivalence import run, transform
 from gpu_emulator import emulate
 from kernels import wavefront
+from xdsl.dialects import gpu
 from xdsl.dialects.builtin import ModuleOp
 
 from loopopt.backend.ptx import module_to_ptx
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.runtime.cpu import run_function
 from loopopt.schedule import recipes
 from loopopt.schedule.device import H100

@@ -13,7 +13,6 @@ from xdsl.dialects.builtin import ModuleOp
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.guard import is_valid_symbol, materializable
 from loopopt.loops.nest import constant_bounds, find_loop, find_loops, loop_name, loops_in, step_of
 from loopopt.loops.unroll import unroll, unroll_full
@@ -264,7 +263,9 @@ func.func @f(%A: memref<40xf32>, %out: memref<1xf32>, %n: index) {
 
 def guards_of(module: ModuleOp) -> list[int]:
     """The number of constraints of each affine.if, in order."""
-    return [len(op.condition.data.constraints) for op in module.walk() if isinstance(op, IfOp)]
+    return [
+        len(op.condition.data.constraints) for op in module.walk() if isinstance(op, affine.IfOp)
+    ]
 
 
 @pytest.mark.parametrize("factor, guards", [(3, [1, 2]), (4, [1, 1, 1]), (8, [1] * 7)])

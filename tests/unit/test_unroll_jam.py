@@ -13,7 +13,6 @@ from xdsl.dialects import affine
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.nest import constant_bounds, find_loop, find_loops, step_of
 from loopopt.loops.unroll_jam import jammed_loops, unroll_jam, unroll_jam_obstacle
 from loopopt.passes.loop_unroll_jam import jam_targets
@@ -155,7 +154,7 @@ def test_guarded_copies_are_jammed_with_their_iter_args(factor: int) -> None:
     module.verify()
     [k] = find_loops(module, "k")
     assert len(k.inits) == factor
-    ifs = [op for op in module.walk() if isinstance(op, IfOp)]
+    ifs = [op for op in module.walk() if isinstance(op, affine.IfOp)]
     assert len(ifs) == 3 * (factor - 1) and all(len(op.results) <= 1 for op in ifs)
     for op in ifs:
         if op.parent_op() is k and op.results:

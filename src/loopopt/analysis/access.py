@@ -360,10 +360,7 @@ def _if_domain(op: Operation, loops: Sequence[affine.ForOp], syms: Symbols) -> l
     cons: list[Constraint] = []
     child, parent = op, op.parent_op()
     while parent is not None:
-        if (
-            isinstance(parent, affine.IfOp | affine_ext.IfOp)
-            and child.parent_region() is parent.then_region
-        ):
+        if isinstance(parent, affine.IfOp) and child.parent_region() is parent.then_region:
             aset = parent.condition.data
             vals = [value_aff(v, loops, syms) for v in parent.args]
             dims, symbols = vals[: aset.num_dims], vals[aset.num_dims :]

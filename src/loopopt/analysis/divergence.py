@@ -23,10 +23,10 @@ block reaches it the same number of times.
 
 from __future__ import annotations
 
+from xdsl.dialects import gpu
 from xdsl.ir import Block, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 
 THREAD_IDS = frozenset({"gpu.thread_id", "gpu.lane_id", "gpu.global_id", "gpu.subgroup_id"})
 OPAQUE = frozenset({"memref.atomic_rmw", "func.call", "llvm.call"})

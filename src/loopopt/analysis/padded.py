@@ -21,11 +21,10 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.ir.affine.affine_set import AffineConstraintKind
 
 from loopopt.analysis.affine_maps import Bound, MapBuilder, composed
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.loopopt import PADDED
 
 
-def _ops(op: IfOp, region: int) -> list[Operation]:
+def _ops(op: affine.IfOp, region: int) -> list[Operation]:
     regions = (op.then_region, op.else_region)
     if not regions[region].blocks:
         return []
@@ -35,7 +34,7 @@ def _ops(op: IfOp, region: int) -> list[Operation]:
 def fill_load(op: Operation) -> affine.LoadOp | None:
     """The load of an affine.if that yields it where its condition holds and the constant 0
     elsewhere (a padded load, or promote's copy of an element of a zero-filled box)."""
-    if not isinstance(op, IfOp) or len(op.res) != 1:
+    if not isinstance(op, affine.IfOp) or len(op.res) != 1:
         return None
     then, other = _ops(op, 0), _ops(op, 1)
     if len(then) != 2 or len(other) != 2:
@@ -61,11 +60,11 @@ def padded_load(op: Operation) -> affine.LoadOp | None:
     load = fill_load(op)
     if load is None:
         return None
-    assert isinstance(op, IfOp)
+    assert isinstance(op, affine.IfOp)
     return load if bounds_only(op, load) else None
 
 
-def bounds_only(op: IfOp, access: affine.LoadOp | affine.StoreOp) -> bool:
+def bounds_only(op: affine.IfOp, access: affine.LoadOp | affine.StoreOp) -> bool:
     """Whether every constraint of `op` is one of `access`'s in-bounds conditions (so where
     it fails, the element is outside the array), affine.apply ops and constants composed on
     both sides (unrolling rewrites an access's indices and the guard's operands differently)."""
@@ -77,7 +76,7 @@ def bounds_only(op: IfOp, access: affine.LoadOp | affine.StoreOp) -> bool:
     return set(composed(builder, guard.map, guard.operands)) <= set(inside)
 
 
-def guard_map(if_op: IfOp) -> Bound:
+def guard_map(if_op: affine.IfOp) -> Bound:
     """The condition of `if_op` as a map over its operands whose results are each `>= 0`
     (an equality gives two results)."""
     aset = if_op.condition.data
@@ -95,7 +94,7 @@ def guard_map(if_op: IfOp) -> Bound:
 
 def padded_store(op: Operation) -> affine.StoreOp | None:
     """The store of a padded store, else None."""
-    if not isinstance(op, IfOp) or PADDED not in op.attributes or op.res:
+    if not isinstance(op, affine.IfOp) or PADDED not in op.attributes or op.res:
         return None
     if _ops(op, 1)[:-1]:
         return None
@@ -122,6 +121,6 @@ def in_bounds(
     return conditions
 
 
-def same_condition(a: IfOp, b: IfOp) -> bool:
+def same_condition(a: affine.IfOp, b: affine.IfOp) -> bool:
     """Whether two affine.if ops test the same integer set on the same operands."""
     return a.condition == b.condition and tuple(a.args) == tuple(b.args)

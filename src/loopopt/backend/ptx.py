@@ -24,13 +24,13 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
+from xdsl.dialects import gpu
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp
 
 from loopopt.backend.libdevice import check_supported, link_libdevice, use_libdevice
 from loopopt.backend.llvm_ir import module_to_llvmlite
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import (
     MAX_REGISTERS_ATTR,
     MIN_BLOCKS_ATTR,

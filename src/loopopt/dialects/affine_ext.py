@@ -6,8 +6,9 @@
 - `affine.max`, the mirror of `affine.min`:
       %m = affine.max affine_map<(d0) -> (d0, 3)>(%j)
 
-`AFFINE` is xDSL's dialect with these two swapped in; loopopt's context loads it. Ops built by
-xDSL code would be `xdsl.dialects.affine.IfOp`; loopopt builds and matches this module's `IfOp`.
+`IfOp` subclasses xDSL's `affine.if`; both go into xDSL's own affine dialect (`extend`), which
+is then the one every context loads (`AFFINE`). loopopt builds this module's ops and matches
+xDSL's `affine.IfOp`, so ops that xDSL code builds are accepted too.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Self
 
 from xdsl.dialects import affine
 from xdsl.dialects.builtin import AffineMapAttr, AffineSetAttr, IndexType
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -30,8 +31,10 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import Pure, RecursivelySpeculatable, RecursiveMemoryEffect
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+from loopopt.dialects.extend import RestatedFields, extend
 
 
 def _parse_dims_and_symbols(parser: Parser) -> list[SSAValue]:
@@ -64,8 +67,8 @@ def _with_terminator(region: Region) -> Region:
 
 
 @irdl_op_definition
-class IfOp(IRDLOperation):
-    """`affine.if` with upstream MLIR's custom assembly (same fields as xDSL's generic one)."""
+class IfOp(RestatedFields, affine.IfOp):
+    """`affine.if` with upstream MLIR's custom assembly (xDSL's op, whose fields it restates)."""
 
     name = "affine.if"
 
@@ -74,8 +77,6 @@ class IfOp(IRDLOperation):
     condition = prop_def(AffineSetAttr)
     then_region = region_def("single_block")
     else_region = region_def()
-
-    traits = traits_def(RecursiveMemoryEffect(), RecursivelySpeculatable())
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -169,12 +170,6 @@ class MaxOp(IRDLOperation):
         _print_dims_and_symbols(printer, list(self.arguments), self.map.data.num_dims)
 
 
-AFFINE = Dialect(
-    "affine",
-    [
-        *(op for op in affine.Affine.operations if op.name != "affine.if"),
-        IfOp,
-        MaxOp,
-    ],
-    list(affine.Affine.attributes),
-)
+extend(affine.Affine, [IfOp, MaxOp])
+AFFINE = affine.Affine
+"""xDSL's affine dialect, with this module's `affine.if` in place of xDSL's and `affine.max`."""

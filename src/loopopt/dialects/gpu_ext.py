@@ -19,8 +19,15 @@ gpu.lane_id, gpu.subgroup_id/subgroup_size/num_subgroups, gpu.barrier, gpu.launc
 dynamic shared memory, `: i32` sizes, async tokens, async object), gpu.wait; and the
 `#gpu.address_space<workgroup>` attribute. As in MLIR, `gpu.kernel` is an attribute of gpu.func
 (xDSL had a `kernel` property; its generic form still parses) and `known_block_size` /
-`known_grid_size` are properties. The other gpu ops are xDSL's, re-exported, so
-`from loopopt.dialects import gpu_ext as gpu` replaces `from xdsl.dialects import gpu`.
+`known_grid_size` are properties.
+
+Each op here subclasses xDSL's class of the same name, and `extend` puts it in xDSL's own
+`gpu` dialect object in its place (with `#gpu.address_space`): every context, plain `xdsl-opt`
+through the plugin included, reads this syntax with these classes, and no name is registered
+twice. loopopt builds ops with this module's classes (they print MLIR's syntax) and matches
+them with xDSL's (`isinstance(op, xdsl.dialects.gpu.FuncOp)`), so that ops built by xDSL's
+classes, which print the generic form, are accepted too; `workgroup_args`/`private_args` read
+the attributions of either.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Self, cast
 
+from xdsl.dialects import gpu as xgpu
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -67,10 +75,9 @@ from xdsl.dialects.gpu import (
 )
 from xdsl.dialects.utils import print_func_argument, print_func_output
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AnyOf,
-    AttrSizedOperandSegments,
     IRDLOperation,
     attr_def,
     irdl_attr_definition,
@@ -83,21 +90,17 @@ from xdsl.irdl import (
     prop_def,
     region_def,
     result_def,
-    traits_def,
     var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import (
-    HasParent,
-    IsolatedFromAbove,
-    IsTerminator,
-    NoTerminator,
-    SymbolOpInterface,
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
+
+from loopopt.dialects.extend import RestatedFields, extend
 
 __all__ = [
     "GPU",
@@ -186,7 +189,7 @@ def _print_upper_bound(printer: Printer, bound: IntegerAttr[IndexType] | None) -
         printer.print_string(f" upper_bound {bound.value.data}")
 
 
-class _DimensionOp(IRDLOperation):
+class _DimensionOp(RestatedFields, IRDLOperation):
     """An index along x, y or z: `%t = gpu.thread_id x (upper_bound N)? attr-dict`."""
 
     dimension = prop_def(DimensionAttr)
@@ -201,7 +204,7 @@ class _DimensionOp(IRDLOperation):
         properties: dict[str, Attribute] = {"dimension": _dimension(dim)}
         if upper_bound is not None:
             properties["upper_bound"] = _index_attr(upper_bound)
-        super().__init__(result_types=[IndexType()], properties=properties)
+        IRDLOperation.__init__(self, result_types=[IndexType()], properties=properties)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -220,31 +223,31 @@ class _DimensionOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ThreadIdOp(_DimensionOp):
+class ThreadIdOp(_DimensionOp, xgpu.ThreadIdOp):
     name = "gpu.thread_id"
 
 
 @irdl_op_definition
-class BlockIdOp(_DimensionOp):
+class BlockIdOp(_DimensionOp, xgpu.BlockIdOp):
     name = "gpu.block_id"
 
 
 @irdl_op_definition
-class BlockDimOp(_DimensionOp):
+class BlockDimOp(_DimensionOp, xgpu.BlockDimOp):
     name = "gpu.block_dim"
 
 
 @irdl_op_definition
-class GridDimOp(_DimensionOp):
+class GridDimOp(_DimensionOp, xgpu.GridDimOp):
     name = "gpu.grid_dim"
 
 
 @irdl_op_definition
-class GlobalIdOp(_DimensionOp):
+class GlobalIdOp(_DimensionOp, xgpu.GlobalIdOp):
     name = "gpu.global_id"
 
 
-class _BoundedIndexOp(IRDLOperation):
+class _BoundedIndexOp(RestatedFields, IRDLOperation):
     """An index of the thread's warp: `%l = gpu.lane_id (upper_bound N)? attr-dict`; the
     subgroup ops end with `: index`."""
 
@@ -254,7 +257,7 @@ class _BoundedIndexOp(IRDLOperation):
 
     def __init__(self, upper_bound: int | IntegerAttr[IndexType] | None = None):
         properties = {} if upper_bound is None else {"upper_bound": _index_attr(upper_bound)}
-        super().__init__(result_types=[IndexType()], properties=properties)
+        IRDLOperation.__init__(self, result_types=[IndexType()], properties=properties)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -275,30 +278,30 @@ class _BoundedIndexOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LaneIdOp(_BoundedIndexOp):
+class LaneIdOp(_BoundedIndexOp, xgpu.LaneIdOp):
     name = "gpu.lane_id"
 
 
 @irdl_op_definition
-class SubgroupIdOp(_BoundedIndexOp):
+class SubgroupIdOp(_BoundedIndexOp, xgpu.SubgroupIdOp):
     name = "gpu.subgroup_id"
     TYPED: ClassVar[bool] = True
 
 
 @irdl_op_definition
-class SubgroupSizeOp(_BoundedIndexOp):
+class SubgroupSizeOp(_BoundedIndexOp, xgpu.SubgroupSizeOp):
     name = "gpu.subgroup_size"
     TYPED: ClassVar[bool] = True
 
 
 @irdl_op_definition
-class NumSubgroupsOp(_BoundedIndexOp):
+class NumSubgroupsOp(_BoundedIndexOp, xgpu.NumSubgroupsOp):
     name = "gpu.num_subgroups"
     TYPED: ClassVar[bool] = True
 
 
 @irdl_op_definition
-class BarrierOp(IRDLOperation):
+class BarrierOp(RestatedFields, xgpu.BarrierOp):
     """`gpu.barrier`: every thread of the block waits for the others."""
 
     name = "gpu.barrier"
@@ -309,7 +312,7 @@ class BarrierOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ModuleOp(IRDLOperation):
+class ModuleOp(RestatedFields, xgpu.ModuleOp):
     """`gpu.module @name (<handler>)? ([targets])? (attributes {...})? { ... }`."""
 
     name = "gpu.module"
@@ -318,8 +321,6 @@ class ModuleOp(IRDLOperation):
     sym_name = prop_def(SymbolNameConstraint())
     targets = opt_prop_def(ArrayAttr)
     offloadingHandler = opt_prop_def(Attribute)
-
-    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface(), SymbolTable())
 
     def __init__(
         self,
@@ -334,7 +335,7 @@ class ModuleOp(IRDLOperation):
         }
         if targets is not None:
             properties["targets"] = ArrayAttr(targets)
-        super().__init__(properties=properties, regions=[body or Region(Block())])
+        IRDLOperation.__init__(self, properties=properties, regions=[body or Region(Block())])
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -413,8 +414,29 @@ def _address_space(t: Attribute) -> AddressSpaceEnum | None:
     return None
 
 
+def _entry_args(func: xgpu.FuncOp) -> tuple[SSAValue, ...]:
+    return func.body.blocks.first.args if func.body.blocks.first is not None else ()
+
+
+def _num_workgroup(func: xgpu.FuncOp) -> int:
+    count = func.attributes.get(WORKGROUP_ATTRIBUTIONS)
+    return count.value.data if isinstance(count, IntegerAttr) else 0
+
+
+def workgroup_args(func: xgpu.FuncOp) -> tuple[SSAValue, ...]:
+    """The entry block's arguments for the workgroup attributions of a gpu.func (of xDSL's
+    class or this module's; xDSL's has none)."""
+    first = len(func.function_type.inputs)
+    return _entry_args(func)[first : first + _num_workgroup(func)]
+
+
+def private_args(func: xgpu.FuncOp) -> tuple[SSAValue, ...]:
+    """The entry block's arguments for the private attributions of a gpu.func."""
+    return _entry_args(func)[len(func.function_type.inputs) + _num_workgroup(func) :]
+
+
 @irdl_op_definition
-class FuncOp(IRDLOperation):
+class FuncOp(xgpu.FuncOp):
     """`gpu.func @k(%a: t {attrs}, ...) (-> results)? (workgroup(...))? (private(...))? (kernel)?
     (attributes {...})? { ... }`."""
 
@@ -431,8 +453,6 @@ class FuncOp(IRDLOperation):
     workgroup_attributions = opt_attr_def(
         IntegerAttr[IntegerType], attr_name=WORKGROUP_ATTRIBUTIONS
     )
-
-    traits = traits_def(IsolatedFromAbove(), HasParent(ModuleOp), SymbolOpInterface())
 
     def __init__(
         self,
@@ -461,7 +481,7 @@ class FuncOp(IRDLOperation):
             attributes[KERNEL_ATTR] = UnitAttr()
         if workgroup:
             attributes[WORKGROUP_ATTRIBUTIONS] = IntegerAttr(len(workgroup), i64)
-        super().__init__(properties=properties, attributes=attributes, regions=[region])
+        IRDLOperation.__init__(self, properties=properties, attributes=attributes, regions=[region])
 
     @classmethod
     def create(
@@ -495,23 +515,20 @@ class FuncOp(IRDLOperation):
 
     @property
     def num_workgroup_attributions(self) -> int:
-        count = self.workgroup_attributions
-        return 0 if count is None else count.value.data
+        return _num_workgroup(self)
 
     @property
     def workgroup_args(self) -> tuple[SSAValue, ...]:
         """The entry block's arguments for the workgroup attributions."""
-        first = len(self.function_type.inputs)
-        return self._entry_args()[first : first + self.num_workgroup_attributions]
+        return workgroup_args(self)
 
     @property
     def private_args(self) -> tuple[SSAValue, ...]:
         """The entry block's arguments for the private attributions."""
-        first = len(self.function_type.inputs) + self.num_workgroup_attributions
-        return self._entry_args()[first:]
+        return private_args(self)
 
     def _entry_args(self) -> tuple[SSAValue, ...]:
-        return self.body.blocks.first.args if self.body.blocks.first is not None else ()
+        return _entry_args(self)
 
     def verify_(self) -> None:
         if not self.body.blocks:
@@ -625,23 +642,21 @@ def _print_attribution(printer: Printer, value: SSAValue) -> None:
 
 
 @irdl_op_definition
-class ReturnOp(IRDLOperation):
+class ReturnOp(xgpu.ReturnOp):
     """`gpu.return (%v, ... : types)?`: the terminator of a gpu.func."""
 
     name = "gpu.return"
 
     args = var_operand_def()
 
-    traits = traits_def(IsTerminator(), HasParent(FuncOp))
-
     assembly_format = "attr-dict ($args^ `:` type($args))?"
 
     def __init__(self, operands: Sequence[SSAValue | Operation] = ()):
-        super().__init__(operands=[operands])
+        IRDLOperation.__init__(self, operands=[operands])
 
     def verify_(self) -> None:
         func = self.parent_op()
-        if isinstance(func, FuncOp) and func.function_type.outputs.data != self.args.types:
+        if isinstance(func, xgpu.FuncOp) and func.function_type.outputs.data != self.args.types:
             raise VerifyException(
                 f"gpu.return returns ({', '.join(map(str, self.args.types))}) from a function "
                 f"returning ({', '.join(map(str, func.function_type.outputs.data))})"
@@ -667,7 +682,7 @@ def _print_async(printer: Printer, is_async: bool, deps: Sequence[SSAValue]) -> 
 
 
 @irdl_op_definition
-class WaitOp(IRDLOperation):
+class WaitOp(RestatedFields, xgpu.WaitOp):
     """`%t = gpu.wait async [%deps]` / `gpu.wait [%deps]`: wait for async GPU work."""
 
     name = "gpu.wait"
@@ -680,7 +695,8 @@ class WaitOp(IRDLOperation):
         is_async: bool = True,
     ):
         """As xDSL's (which always returns a token); `is_async=False` blocks the host."""
-        super().__init__(
+        IRDLOperation.__init__(
+            self,
             operands=[async_dependencies or []],
             result_types=[[AsyncTokenType()] if is_async else []],
         )
@@ -724,7 +740,7 @@ def _parse_kernel_operand(parser: Parser) -> SSAValue:
 
 
 @irdl_op_definition
-class LaunchFuncOp(IRDLOperation):
+class LaunchFuncOp(xgpu.LaunchFuncOp):
     """`gpu.launch_func (async)? ([deps])? (<%obj : t>)? @mod::@k (clusters in (..))?
     blocks in (x, y, z) threads in (x, y, z) (: i32|i64)? (dynamic_shared_memory_size %s)?
     (args(%a : t, ...))? attr-dict`: launch kernel @k of gpu.module @mod."""
@@ -748,8 +764,6 @@ class LaunchFuncOp(IRDLOperation):
 
     kernel = prop_def(SymbolRefAttr)
 
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-
     def __init__(
         self,
         func: SymbolRefAttr,
@@ -767,7 +781,8 @@ class LaunchFuncOp(IRDLOperation):
         if clusterSize is not None and len(clusterSize) != 3:
             raise ValueError("gpu.launch_func needs 3 cluster sizes, if any")
         clusters = [[], [], []] if clusterSize is None else [[v] for v in clusterSize]
-        super().__init__(
+        IRDLOperation.__init__(
+            self,
             operands=[
                 asyncDependencies or [],
                 *gridSize,
@@ -885,7 +900,7 @@ class LaunchFuncOp(IRDLOperation):
         target = SymbolTable.lookup_symbol(module, self.kernel)
         if target is None:
             raise VerifyException(f"gpu.launch_func: kernel {self.kernel} is undefined")
-        if not isinstance(target, FuncOp):
+        if not isinstance(target, xgpu.FuncOp):
             return  # already lowered (an llvm.func with nvvm.kernel)
         if target.kernel is None:
             raise VerifyException(
@@ -900,41 +915,26 @@ class LaunchFuncOp(IRDLOperation):
             )
 
 
-GPU = Dialect(
-    "gpu",
+extend(
+    xgpu.GPU,
     [
-        AllocOp,
-        AllReduceOp,
         BarrierOp,
         BlockDimOp,
         BlockIdOp,
-        DeallocOp,
         FuncOp,
         GlobalIdOp,
         GridDimOp,
-        HostRegisterOp,
-        HostUnregisterOp,
         LaneIdOp,
-        LaunchOp,
         LaunchFuncOp,
-        MemcpyOp,
         ModuleOp,
         NumSubgroupsOp,
         ReturnOp,
-        SetDefaultDeviceOp,
         SubgroupIdOp,
         SubgroupSizeOp,
-        TerminatorOp,
         ThreadIdOp,
         WaitOp,
-        YieldOp,
     ],
-    [
-        AsyncTokenType,
-        AllReduceOpAttr,
-        DimensionAttr,
-        ProcessorAttr,
-        LoopDimMapAttr,
-        AddressSpaceAttr,
-    ],
+    [AddressSpaceAttr],
 )
+GPU = xgpu.GPU
+"""xDSL's gpu dialect, with this module's classes in place of xDSL's of the same names."""

@@ -8,7 +8,7 @@
 
       %q = llvm.getelementptr inbounds|nuw %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 
-`LLVM` is xDSL's dialect with these added; loopopt's context loads it.
+`LLVM` is xDSL's own dialect object, to which `extend` added these; loopopt's context loads it.
 
 It also defines `atomicrmw` (MLIR's `llvm.atomicrmw`), which xDSL lacks:
 
@@ -25,7 +25,7 @@ from typing import cast
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import I32, IntegerAttr, StringAttr, UnitAttr
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -39,6 +39,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoMemoryEffect
 from xdsl.utils.exceptions import VerifyException
+
+from loopopt.dialects.extend import extend
 
 NO_WRAP_FLAGS = {"inbounds": 3, "nusw": 2, "nuw": 4}
 """MLIR's GEPNoWrapFlags bits by keyword (`inbounds` implies `nusw`), in its print order."""
@@ -106,11 +108,9 @@ class GEPOp(llvm.GEPOp):
         return op
 
 
-LLVM = Dialect(
-    "llvm",
-    [*(op for op in llvm.LLVM.operations if op.name != "llvm.getelementptr"), GEPOp, PoisonOp],
-    list(llvm.LLVM.attributes),
-)
+extend(llvm.LLVM, [GEPOp, PoisonOp])
+LLVM = llvm.LLVM
+"""xDSL's llvm dialect, with this module's `GEPOp` in place of xDSL's and `llvm.mlir.poison`."""
 
 
 ATOMIC_OPS = frozenset({"add", "fadd", "max", "min", "umax", "umin", "xchg"})

@@ -19,11 +19,12 @@ rewrites them into `llvm.call_intrinsic` before LLVM translation.
 The asynchronous copies (sm_80+: PTX `cp.async`) come in two forms. `nvvm.cp.async.copy`
 (MLIR's `nvgpu.device_async_copy`) copies 4, 8 or 16 bytes of consecutive elements from a
 global memref to a shared one at memref indices; pipeline-copies{async} makes it and the test
-emulator runs it. The GPU lowering (lowering/cp_async.py) turns it into
-`nvvm.cp.async.shared.global %dst[%dst_bytes], %src[%src_bytes]`, the intrinsic
-`llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}` on a base pointer plus a byte offset, whose
-operands the lowering to LLVM retypes (memref → !llvm.ptr). The optional i32 `src_size` (PTX's
-src-size operand; the intrinsics' `.s` forms) copies only that many bytes from the source and
+emulator runs it. The GPU lowering (lowering/cp_async.py) turns it into byte
+offsets (the internal `lowering.cp_async_bytes`) and then, once memrefs are pointers, into
+upstream's `nvvm.cp.async.shared.global %dst, %src, 16, cache = cg : !llvm.ptr<3>,
+!llvm.ptr<1>`, the intrinsic `llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}`. The
+optional i32 `src_size` (`cpSize` upstream; PTX's src-size operand; the intrinsics' `.s`
+forms) copies only that many bytes from the source and
 fills the rest of the `size` bytes with zeros: 0 writes zeros (the zero-filled copies of padded
 tiles). PTX does not say that a copy of src-size 0 leaves its source address unread, so the
 copies that make it (pipeline-copies) point such copies at the array's first element. A copy
@@ -50,13 +51,14 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Operation, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     AnyOf,
     AttrSizedOperandSegments,
     IRDLOperation,
-    ParsePropInAttrDict,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -348,11 +350,13 @@ class CpAsyncCopyOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CpAsyncSharedGlobalOp(IRDLOperation):
+class CpAsyncBytesOp(IRDLOperation):
     """`cp.async.{ca,cg}.shared.global [dst + dst_offset], [src + src_offset], size{, src_size}`
-    (offsets in bytes; the pointers are memrefs until the lowering to LLVM retypes them)."""
+    (offsets in bytes; the pointers are memrefs until the lowering to LLVM retypes them). Made
+    and consumed inside the GPU lowering (lowering/cp_async.py), never printed or parsed: the
+    lowering's output has upstream's `nvvm.cp.async.shared.global` on pointers."""
 
-    name = "nvvm.cp.async.shared.global"
+    name = "lowering.cp_async_bytes"
     dst = operand_def(AnyAttr())
     dst_offset = operand_def(i64)
     src = operand_def(AnyAttr())
@@ -360,12 +364,6 @@ class CpAsyncSharedGlobalOp(IRDLOperation):
     src_size = opt_operand_def(i32)
     size = prop_def(IntegerAttr)
     cache = prop_def(StringAttr)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = (
-        "$dst `[` $dst_offset `]` `,` $src `[` $src_offset `]` (`,` $src_size^)? attr-dict `:` "
-        "type($dst) `,` type($src)"
-    )
 
     def __init__(
         self,
@@ -382,17 +380,103 @@ class CpAsyncSharedGlobalOp(IRDLOperation):
             properties={"size": IntegerAttr(size, i32), "cache": StringAttr(cache)},
         )
 
-    def intrinsic(self) -> str:
-        """`llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}`, `.s` with a source size."""
-        sized = ".s" if self.src_size is not None else ""
-        return f"llvm.nvvm.cp.async.{self.cache.data}.shared.global.{self.size.value.data}{sized}"
-
     def verify_(self) -> None:
         _check_size(self, self.size.value.data, self.cache.data)
         if _space(self.dst.type) != SHARED_SPACE:
             raise VerifyException(f"{self.name}: the destination is a shared pointer or memref")
         if _space(self.src.type) not in (0, 1):
             raise VerifyException(f"{self.name}: the source is a global pointer or memref")
+
+
+class LoadCacheModifier(StrEnum):
+    CA = "ca"
+    CG = "cg"
+    CS = "cs"
+
+
+@irdl_attr_definition
+class LoadCacheModifierAttr(EnumAttribute[LoadCacheModifier], SpacedOpaqueSyntaxAttribute):
+    """MLIR's `#nvvm<load_cache_modifier cg>`: .ca caches in L1 and L2, .cg in L2 only."""
+
+    name = "nvvm.load_cache_modifier"
+
+
+@irdl_op_definition
+class CpAsyncSharedGlobalOp(NvvmIntrinsicOp):
+    """Upstream MLIR's `nvvm.cp.async.shared.global %dst, %src, 16, cache = cg(, %cpSize)? :
+    !llvm.ptr<3>, !llvm.ptr<1>(, i32)?`: copy `size` bytes from global to shared memory
+    asynchronously; with `cpSize`, only that many from the source and zeros after."""
+
+    name = "nvvm.cp.async.shared.global"
+    dst = operand_def(llvm.LLVMPointerType)
+    src = operand_def(llvm.LLVMPointerType)
+    cpSize = opt_operand_def(i32)
+    size = prop_def(IntegerAttr)
+    modifier = prop_def(LoadCacheModifierAttr)
+
+    def __init__(
+        self, dst: SSAValue, src: SSAValue, size: int, cache: str, cp_size: SSAValue | None = None
+    ) -> None:
+        super().__init__(
+            operands=[dst, src, [] if cp_size is None else [cp_size]],
+            properties={
+                "size": IntegerAttr(size, i32),
+                "modifier": LoadCacheModifierAttr(LoadCacheModifier(cache)),
+            },
+        )
+
+    def intrinsic(self) -> str:
+        """`llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}`, `.s` with a source size."""
+        sized = ".s" if self.cpSize is not None else ""
+        cache = self.modifier.data.value
+        return f"llvm.nvvm.cp.async.{cache}.shared.global.{self.size.value.data}{sized}"
+
+    def verify_(self) -> None:
+        _check_size(self, self.size.value.data, self.modifier.data.value)
+        if _space(self.dst.type) != SHARED_SPACE:
+            raise VerifyException(f"{self.name}: the destination is an !llvm.ptr<3>")
+        if _space(self.src.type) != GLOBAL_SPACE:
+            raise VerifyException(f"{self.name}: the source is an !llvm.ptr<1>")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list([self.dst, self.src], printer.print_operand)
+        printer.print_string(f", {self.size.value.data}, cache = {self.modifier.data.value}")
+        if self.cpSize is not None:
+            printer.print_string(", ")
+            printer.print_operand(self.cpSize)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([v.type for v in self.operands], printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CpAsyncSharedGlobalOp:
+        dst = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        src = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        size = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation(",")
+        parser.parse_keyword("cache")
+        parser.parse_punctuation("=")
+        cache = parser.parse_str_enum(LoadCacheModifier)
+        cp_size = None
+        if parser.parse_optional_punctuation(",") is not None:
+            cp_size = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) != (3 if cp_size is not None else 2):
+            parser.raise_error(f"{cls.name}: one type per operand")
+        op = cls(
+            parser.resolve_operand(dst, types[0]),
+            parser.resolve_operand(src, types[1]),
+            size,
+            cache.value,
+            None if cp_size is None else parser.resolve_operand(cp_size, types[2]),
+        )
+        op.attributes |= attributes
+        return op
 
 
 @irdl_op_definition
@@ -442,5 +526,5 @@ NVVM = Dialect(
         CpAsyncCommitGroupOp,
         CpAsyncWaitGroupOp,
     ],
-    [],
+    [LoadCacheModifierAttr],
 )

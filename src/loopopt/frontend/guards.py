@@ -16,13 +16,12 @@ data-dependent part never makes a branch look narrower than it is.
 from __future__ import annotations
 
 import islpy as isl
-from xdsl.dialects import arith, scf
+from xdsl.dialects import affine, arith, scf
 from xdsl.dialects.arith import CMPI_COMPARISON_OPERATIONS
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from loopopt.analysis.access import Access, Aff, Symbols, expr_aff, value_aff
-from loopopt.dialects import affine_ext
 
 _RELATIONS = {"eq": "=", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 
@@ -35,7 +34,7 @@ def guards_of(access: Access) -> list[tuple[Operation, bool]]:
     while parent is not None:
         if isinstance(parent, scf.IfOp):
             found.append((parent, child.parent_region() is parent.true_region))
-        elif isinstance(parent, affine_ext.IfOp) and child.parent_region() is parent.else_region:
+        elif isinstance(parent, affine.IfOp) and child.parent_region() is parent.else_region:
             found.append((parent, False))
         child, parent = parent, parent.parent_op()
     return found
@@ -71,14 +70,14 @@ class Guard:
         if isinstance(op, scf.IfOp):
             holds = self.i1(op.cond)
         else:
-            assert isinstance(op, affine_ext.IfOp)
+            assert isinstance(op, affine.IfOp)
             holds = self.affine_set(op)
         if holds is None:
             return None
         surely, maybe = holds
         return maybe if in_then else self.space("true").subtract(surely)
 
-    def affine_set(self, op: affine_ext.IfOp) -> Approx | None:
+    def affine_set(self, op: affine.IfOp) -> Approx | None:
         iset = op.condition.data
         values = [self.aff(v) for v in op.args]
         dims, symbols = values[: iset.num_dims], values[iset.num_dims :]
@@ -120,7 +119,7 @@ class Guard:
                 everything = self.space("true")
                 return everything.subtract(lhs[1]), everything.subtract(lhs[0])
             return self.unknown()
-        if isinstance(owner, scf.IfOp | affine_ext.IfOp) and isinstance(value, OpResult):
+        if isinstance(owner, scf.IfOp | affine.IfOp) and isinstance(value, OpResult):
             return self.merged(owner, value.index)
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             if self.names is None:
@@ -129,7 +128,7 @@ class Guard:
             return exact, exact
         return None if self.names is None else self.unknown()
 
-    def merged(self, op: scf.IfOp | affine_ext.IfOp, index: int) -> Approx | None:
+    def merged(self, op: scf.IfOp | affine.IfOp, index: int) -> Approx | None:
         """An i1 result of an if: the then value where the condition holds, else the other."""
         cond = self.i1(op.cond) if isinstance(op, scf.IfOp) else self.affine_set(op)
         regions = (

@@ -20,7 +20,7 @@ caller's to check (`constant_bytes`).
 
 from __future__ import annotations
 
-from xdsl.dialects import affine, memref
+from xdsl.dialects import affine, gpu, memref
 from xdsl.dialects.builtin import (
     DictionaryAttr,
     IntegerAttr,
@@ -34,7 +34,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import CONSTANT_ARGS_ATTR
 from loopopt.lowering.gpu_constant import is_constant_space
 from loopopt.lowering.llvm_common import element_bytes

@@ -26,13 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import affine, memref
+from xdsl.dialects import affine, gpu, memref
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from loopopt.analysis.dependence import Dependence, dependences
 from loopopt.analysis.divergence import Divergence
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import gpu_ext
 from loopopt.loops.gpu_map import is_shared
 
 
@@ -190,4 +190,4 @@ def _place_in(
             chosen.add(end)
     for p in sorted(chosen):
         if not isinstance(ops[p], gpu.BarrierOp):
-            block.insert_op_before(gpu.BarrierOp(), ops[p])
+            block.insert_op_before(gpu_ext.BarrierOp(), ops[p])

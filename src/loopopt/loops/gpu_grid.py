@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import affine, arith, memref
+from xdsl.dialects import affine, arith, gpu, memref
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -56,7 +56,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.analysis.dependence import carried_by, dependences
 from loopopt.analysis.reduction import Reduction, constant, identity, merge, reductions
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import gpu_ext
 from loopopt.dialects.loopopt import LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import Bound, BoundBuilder
 from loopopt.loops.bounds import new_loop
@@ -249,8 +249,8 @@ def map_grid(
     …; the block combines its T shares and thread 0 stores the total in the partials (or,
     `atomic`, adds it into the accumulators with one `memref.atomic_rmw`)."""
     entry: Block = kernel.body.block
-    bx = gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
-    tx = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
+    bx = gpu_ext.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
+    tx = gpu_ext.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
     bx.result.name_hint, tx.result.name_hint = "bx", "tx"
     builder = BoundBuilder()
     first = index_value(builder, [builder.dim(bx.result) * threads + builder.dim(tx.result)], "g")

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import affine, memref
+from xdsl.dialects import affine, gpu, memref
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free
 
@@ -37,7 +37,6 @@ from loopopt.analysis.distribution import distribution_groups
 from loopopt.analysis.legality import is_permutation_legal, require_distribution_legal
 from loopopt.analysis.parallel import is_parallel, parallel_loops
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.distribute import distribute
 from loopopt.loops.gpu_plan import KernelPlan, plan_kernel
 from loopopt.loops.interchange import permute_band

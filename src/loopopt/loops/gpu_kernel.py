@@ -23,14 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects import affine, memref
+from xdsl.dialects import affine, gpu, memref
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, StringAttr, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from loopopt.analysis.divergence import check_barriers
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import COPY, MAPPING
 from loopopt.loops.affine_maps import BoundBuilder
 from loopopt.loops.gpu_barrier import (

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import affine, arith
+from xdsl.dialects import affine, arith, gpu
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AffineSetAttr,
@@ -37,8 +37,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap, AffineSymExpr
 from xdsl.ir.affine.affine_set import AffineConstraintExpr, AffineConstraintKind, AffineSet
 
-from loopopt.dialects import affine_ext
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import affine_ext, gpu_ext
 from loopopt.dialects.loopopt import LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import BoundBuilder, lower_bound, upper_bound
 from loopopt.loops.bounds import replace_bounds
@@ -204,13 +203,13 @@ def insert_ids(entry: Block, dims: Sequence[MappedDim]) -> KernelIds:
     ops: list[Operation] = []
     for dim in sorted(dims, key=lambda d: d.axis):
         ids.sizes[dim.axis] = dim.block
-        block_id = gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim.axis)))
+        block_id = gpu_ext.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim.axis)))
         block_id.result.name_hint = f"b{dim.axis}"
         ids.blocks[dim.axis] = block_id.result
         ops.append(block_id)
     for dim in sorted(dims, key=lambda d: d.axis):
         if dim.block > 1:
-            thread_id = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim.axis)))
+            thread_id = gpu_ext.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim.axis)))
             thread_id.result.name_hint = f"t{dim.axis}"
             ids.threads[dim.axis] = thread_id.result
             ops.append(thread_id)
@@ -235,7 +234,7 @@ def index_value(builder: BoundBuilder, exprs: Sequence[AffineExpr], name: str | 
 
 def affine_if(
     builder: BoundBuilder, nonnegative: Sequence[AffineExpr], zero: Sequence[AffineExpr] = ()
-) -> affine_ext.IfOp:
+) -> affine.IfOp:
     """`affine.if` (each of `nonnegative` >= 0, each of `zero` == 0) with an empty body; its
     operands are the builder's values that the conditions use."""
     nd, ns = len(builder.dims), len(builder.syms)

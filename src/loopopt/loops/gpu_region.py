@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import affine, arith, memref
+from xdsl.dialects import affine, arith, gpu, memref
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
@@ -51,7 +51,7 @@ from loopopt.analysis.footprint import arrays_under
 from loopopt.analysis.parallel import parallel_loops
 from loopopt.analysis.reduction import Reduction, constant, identity, merge, reductions
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import gpu_ext
 from loopopt.dialects.loopopt import LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import Bound, BoundBuilder, lower_bound, upper_bound
 from loopopt.loops.bounds import new_loop, replace_bounds
@@ -229,7 +229,7 @@ def reduce_over_block(
     ops: list[Operation] = []
     for r, buffer in zip(found, buffers, strict=True):
         ops.append(_store(partial.results[r.position], buffer, builder, [t, *lane]))
-    ops.append(gpu.BarrierOp())
+    ops.append(gpu_ext.BarrierOp())
     elements = [partial.results[r.position].type for r in found]
     width = 1 if threads.lane is not None else warp_width(threads.count, elements)
     count = threads.count
@@ -245,11 +245,11 @@ def reduce_over_block(
                 [mine, theirs, both, _store(both.results[0], buffer, builder, [t, *lane])],
                 then.last_op,  # type: ignore[arg-type]
             )
-        ops += [guard, gpu.BarrierOp()]
+        ops += [guard, gpu_ext.BarrierOp()]
         count = half
     if width == 1:
         results = [_load(buffer, builder, [AffineExpr.constant(0), *lane]) for buffer in buffers]
-        ops += [*results, gpu.BarrierOp()]  # the buffer is reused by the next reduction
+        ops += [*results, gpu_ext.BarrierOp()]  # the buffer is reused by the next reduction
     else:
         results = _shuffle_totals(found, buffers, threads, width, entry, builder, ops)
     totals: list[SSAValue] = []
@@ -293,7 +293,7 @@ def _shuffle_totals(
         cells.append(cell.memref)
         store = _store(value, cell.memref, builder, [AffineExpr.constant(0)])
         then.insert_op_before(store, then.last_op)  # type: ignore[arg-type]
-    ops += [guard, gpu.BarrierOp()]
+    ops += [guard, gpu_ext.BarrierOp()]
     results = [_load(cell, builder, [AffineExpr.constant(0)]) for cell in cells]
     ops += results
     return results
@@ -456,7 +456,7 @@ def _spread_region(
     spread_stores = [op for op in _block_level_stores(region, []) if op not in stores]
     workgroup = [op for op in kernel.walk() if _workgroup_alloca(op)]
     axis = "x" if lanes is None else "y"
-    thread = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(axis)))
+    thread = gpu_ext.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(axis)))
     thread.result.name_hint = f"t{axis}"
     entry = kernel.body.block
     entry.insert_op_before(thread, entry.first_op)
@@ -632,8 +632,8 @@ def map_lanes(kernel: gpu.FuncOp, loop: affine.ForOp, per_lane: int, pass_name: 
     trip = constant_trip(loop)
     assert trip is not None and trip > 0
     entry = kernel.body.block
-    bx = gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
-    tx = gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
+    bx = gpu_ext.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
+    tx = gpu_ext.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum("x")))
     bx.result.name_hint, tx.result.name_hint = "bx", "tx"
     builder = BoundBuilder()
     value = builder.dim(bx.result) * LANE_WIDTH + builder.dim(tx.result)

@@ -30,7 +30,8 @@ from xdsl.ir.affine.affine_set import AffineConstraintExpr, AffineConstraintKind
 from xdsl.traits import ConstantLike, IsolatedFromAbove, is_side_effect_free, is_speculatable
 
 from loopopt.analysis.footprint import isl_expr
-from loopopt.dialects.affine_ext import IfOp, MaxOp
+from loopopt.dialects import affine_ext
+from loopopt.dialects.affine_ext import MaxOp
 from loopopt.loops.nest import step_of
 
 
@@ -89,13 +90,13 @@ class Guard:
         return AffineSet(self.map.num_dims, self.map.num_symbols, constraints)
 
 
-def new_if(guard: Guard, then_block: Block, else_block: Block | None) -> IfOp:
+def new_if(guard: Guard, then_block: Block, else_block: Block | None) -> affine.IfOp:
     """An affine.if on `guard`; its result types are those its then-block yields."""
     terminator = then_block.last_op
     types: list[Attribute] = (
         [v.type for v in terminator.operands] if isinstance(terminator, affine.YieldOp) else []
     )
-    return IfOp.build(
+    return affine_ext.IfOp.build(
         operands=[list(guard.operands)],
         result_types=[types],
         properties={"condition": AffineSetAttr(guard.set)},
@@ -207,7 +208,7 @@ class IterationDomain:
     def _add_conditions(self, op: Operation) -> None:
         child, parent = op, op.parent_op()
         while parent is not None:
-            if isinstance(parent, IfOp) and child.parent_region() is parent.then_region:
+            if isinstance(parent, affine.IfOp) and child.parent_region() is parent.then_region:
                 aset = parent.condition.data
                 amap = AffineMap(aset.num_dims, aset.num_symbols, ())
                 for c in aset.constraints:

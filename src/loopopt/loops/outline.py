@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import gpu_ext
 
 KERNEL_MODULE = "kernels"
 CONTAINER = "gpu.container_module"
@@ -67,7 +67,7 @@ def kernel_module(module: ModuleOp) -> gpu.ModuleOp:
     for op in module.ops:
         if isinstance(op, gpu.ModuleOp) and op.sym_name.data == KERNEL_MODULE:
             return op
-    gmod = gpu.ModuleOp(KERNEL_MODULE)
+    gmod = gpu_ext.ModuleOp(KERNEL_MODULE)
     module.body.block.add_op(gmod)
     return gmod
 
@@ -107,7 +107,7 @@ def outline(
     constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
     args = sorted((v for v in captured if v not in constants), key=argument_order)
     launch = _launch(root, gmod, name, grid, block, args, nonempty)
-    kernel = gpu.FuncOp(name, ([v.type for v in args], []), kernel=True)
+    kernel = gpu_ext.FuncOp(name, ([v.type for v in args], []), kernel=True)
     kernel.location = root.location
     body = kernel.body.block
     mapping: dict[SSAValue, SSAValue] = {}
@@ -122,7 +122,7 @@ def outline(
         body.add_op(copy)
         mapping[value] = copy.results[0]
     root.detach()
-    body.add_ops([root, gpu.ReturnOp([])])
+    body.add_ops([root, gpu_ext.ReturnOp([])])
     for op in root.walk():
         for index, operand in enumerate(op.operands):
             if operand in mapping:
@@ -144,7 +144,7 @@ def _launch(
     host = before.parent_block()
     if host is None:
         raise LoopoptError("internal: cannot outline a detached op", op=before)
-    op = gpu.LaunchFuncOp(
+    op = gpu_ext.LaunchFuncOp(
         SymbolRefAttr(gmod.sym_name.data, [name]), grid, block, kernelOperands=args
     )
     op.location = before.location

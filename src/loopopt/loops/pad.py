@@ -40,7 +40,7 @@ from xdsl.ir.affine import AffineExpr
 from xdsl.traits import is_side_effect_free
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects.affine_ext import IfOp, MaxOp
+from loopopt.dialects.affine_ext import MaxOp
 from loopopt.dialects.loopopt import PADDED
 from loopopt.loops.affine_maps import (
     Bound,
@@ -55,7 +55,7 @@ from loopopt.loops.nest import describe_loop, enclosing_loops, iv, step_of
 from loopopt.loops.padded_access import in_bounds, padded_load, padded_store, zero_of
 
 Access = affine.LoadOp | affine.StoreOp
-_NO_EFFECT = (affine.ForOp, affine.YieldOp, IfOp, affine.ApplyOp, affine.MinOp, MaxOp)
+_NO_EFFECT = (affine.ForOp, affine.YieldOp, affine.IfOp, affine.ApplyOp, affine.MinOp, MaxOp)
 
 
 @dataclass
@@ -226,7 +226,7 @@ def _nothing_stored_between(load: affine.LoadOp, store: affine.StoreOp) -> bool:
     return op is store
 
 
-def new_padded_load(load: affine.LoadOp, guard: Guard, padded: bool = True) -> IfOp:
+def new_padded_load(load: affine.LoadOp, guard: Guard, padded: bool = True) -> affine.IfOp:
     """An affine.if on `guard` yielding `load` (a detached op), else 0; marked a padded load
     unless not `padded` (a guard other than in-bounds conditions, as promote's fill copies)."""
     zero = zero_of(load.result.type)
@@ -238,14 +238,14 @@ def new_padded_load(load: affine.LoadOp, guard: Guard, padded: bool = True) -> I
     return if_op
 
 
-def new_padded_store(store: affine.StoreOp, guard: Guard) -> IfOp:
+def new_padded_store(store: affine.StoreOp, guard: Guard) -> affine.IfOp:
     """A padded store: `store` (a detached op) under an affine.if on `guard`."""
     if_op = new_if(guard, Block([store, affine.YieldOp.get()]), None)
     if_op.attributes[PADDED] = UnitAttr()
     return if_op
 
 
-def guard_load(load: affine.LoadOp, guard: Guard) -> IfOp:
+def guard_load(load: affine.LoadOp, guard: Guard) -> affine.IfOp:
     """Put `load` under a padded-load affine.if (0 where `guard` is false), in place."""
     if_op = _wrap_in_place(load, lambda: new_padded_load(load, guard))
     for use in list(load.result.uses):
@@ -254,12 +254,12 @@ def guard_load(load: affine.LoadOp, guard: Guard) -> IfOp:
     return if_op
 
 
-def guard_store(store: affine.StoreOp, guard: Guard) -> IfOp:
+def guard_store(store: affine.StoreOp, guard: Guard) -> affine.IfOp:
     """Put `store` under a padded-store affine.if, in place."""
     return _wrap_in_place(store, lambda: new_padded_store(store, guard))
 
 
-def _wrap_in_place(op: Operation, wrap: Callable[[], IfOp]) -> IfOp:
+def _wrap_in_place(op: Operation, wrap: Callable[[], affine.IfOp]) -> affine.IfOp:
     """Detach `op`, build its affine.if with `wrap()` and put the if where `op` was."""
     parent = op.parent_block()
     assert parent is not None

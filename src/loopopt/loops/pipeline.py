@@ -36,11 +36,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import affine, func, memref
+from xdsl.dialects import affine, func, gpu, memref
 from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir import Operation, SSAValue
 
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.affine_maps import MapBuilder, lower_bound
 from loopopt.loops.bounds import append_iter_args, iteration_value
 from loopopt.loops.nest import defined_inside, iv, step_of, trip_count

@@ -57,14 +57,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
 
-from xdsl.dialects import affine, arith, memref, scf
+from xdsl.dialects import affine, arith, gpu, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from loopopt.analysis.alignment import map_multiples, offset_multiple
-from loopopt.dialects import gpu_ext as gpu
-from loopopt.dialects.affine_ext import IfOp
+from loopopt.dialects import gpu_ext
 from loopopt.dialects.loopopt import POINTER_ALIGN_ATTR
 from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
 from loopopt.loops.affine_maps import Bound, MapBuilder, composed, lower_bound
@@ -85,7 +84,7 @@ class Copy:
     load: affine.LoadOp
     store: affine.StoreOp
     chain: list[Operation]
-    guard: IfOp | None = None
+    guard: affine.IfOp | None = None
 
 
 def first_barrier(loop: affine.ForOp) -> gpu.BarrierOp | None:
@@ -148,7 +147,7 @@ def async_copies(loop: affine.ForOp) -> list[Copy]:
         load = value if isinstance(value, affine.LoadOp) else fill_load(value)
         if load is None:
             continue
-        guard = value if isinstance(value, IfOp) else None
+        guard = value if isinstance(value, affine.IfOp) else None
         users = [use.operation for use in value.results[0].uses]
         if len(users) != 1 or not isinstance(users[0], affine.StoreOp):
             continue
@@ -437,7 +436,7 @@ def pipeline_async(
     drained = CpAsyncWaitGroupOp(0)
     outer.insert_op_after(drained, loop)
     if _in_a_loop(loop):  # the next prologue must not overwrite a stage still being read
-        outer.insert_op_after(gpu.BarrierOp(), drained)
+        outer.insert_op_after(gpu_ext.BarrierOp(), drained)
     return groups
 
 

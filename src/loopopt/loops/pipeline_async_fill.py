@@ -36,11 +36,11 @@ from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 from xdsl.ir.affine.affine_set import AffineConstraintKind
 
 from loopopt.analysis.alignment import residue, value_multiple
-from loopopt.dialects.affine_ext import IfOp
+from loopopt.dialects import affine_ext
 from loopopt.loops.affine_maps import MapBuilder, composed
 
 
-def _constraints(guard: IfOp, builder: MapBuilder) -> list[tuple[AffineExpr, bool]]:
+def _constraints(guard: affine.IfOp, builder: MapBuilder) -> list[tuple[AffineExpr, bool]]:
     """Each constraint of `guard`'s condition over `builder`'s values: (lhs - rhs, is `== 0`)."""
     aset = guard.condition.data
     exprs = tuple(c.lhs - c.rhs for c in aset.constraints)
@@ -58,7 +58,7 @@ def _same_truth(expr: AffineExpr, shift: int, builder: MapBuilder) -> bool:
     return not any((t - r) % m == 0 if m else t == r for t in between)
 
 
-def conditions_agree(head: IfOp | None, lane: IfOp | None) -> bool:
+def conditions_agree(head: affine.IfOp | None, lane: affine.IfOp | None) -> bool:
     """Whether `lane`'s condition holds exactly where `head`'s does (both None: unguarded)."""
     if head is None or lane is None:
         return head is lane
@@ -89,8 +89,8 @@ def holds_copy(array: SSAValue, elements: int) -> bool:
 
 
 def sized_source(
-    guard: IfOp, args: Sequence[SSAValue], src: Sequence[SSAValue], nbytes: int
-) -> IfOp:
+    guard: affine.IfOp, args: Sequence[SSAValue], src: Sequence[SSAValue], nbytes: int
+) -> affine.IfOp:
     """An affine.if of `guard`'s condition on `args` yielding the source indices `src` and
     `nbytes` (i32) where it holds, the first element's indices and 0 where it fails."""
     full = arith.ConstantOp(IntegerAttr(nbytes, i32))
@@ -99,7 +99,7 @@ def sized_source(
     none = arith.ConstantOp(IntegerAttr(0, i32))
     other = Block([origin, none, affine.YieldOp.get(*[origin.result] * len(src), none.result)])
     types: list[Attribute] = [IndexType()] * len(src) + [i32]
-    return IfOp.build(
+    return affine_ext.IfOp.build(
         operands=[list(args)],
         result_types=[types],
         properties={"condition": guard.condition},

@@ -51,7 +51,6 @@ from xdsl.ir.affine.affine_expr import AffineSymExpr
 
 from loopopt.analysis.footprint import Footprint, array_name
 from loopopt.analysis.footprint import Region as CopyRegion
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.loopopt import COPY, LOOP_NAME
 from loopopt.loops.affine_maps import constant_difference
 from loopopt.loops.guard import Guard
@@ -166,12 +165,12 @@ def _compact(
     return AffineMapAttr(AffineMap(len(used_dims), len(used_syms), results)), operands
 
 
-def _padded_parent(access: affine.LoadOp | affine.StoreOp) -> IfOp | None:
+def _padded_parent(access: affine.LoadOp | affine.StoreOp) -> affine.IfOp | None:
     """The padded load (loops/padded_access.py) whose load `access` is."""
     parent = access.parent_op()
     if parent is None or padded_load(parent) is not access:
         return None
-    assert isinstance(parent, IfOp)
+    assert isinstance(parent, affine.IfOp)
     return parent
 
 
@@ -179,7 +178,7 @@ def _unwrap(load: Operation) -> None:
     """Replace the padded load around `load` (now a buffer read) by `load`: the buffer holds
     zeros where the padded load yielded them."""
     if_op = load.parent_op()
-    assert isinstance(if_op, IfOp)
+    assert isinstance(if_op, affine.IfOp)
     load.detach()
     parent = if_op.parent_block()
     assert parent is not None

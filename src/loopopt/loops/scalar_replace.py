@@ -67,7 +67,6 @@ from xdsl.traits import is_side_effect_free
 
 from loopopt.analysis.dependence import dependences
 from loopopt.analysis.footprint import array_name, arrays_under
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.dialects.gpu_ext import AddressSpaceAttr, AddressSpaceEnum
 from loopopt.loops.affine_maps import (
     Bound,
@@ -461,11 +460,11 @@ def forward_in_block(block: Block, memrefs: Collection[SSAValue] | None = None) 
     A padded load is a load known only to padded loads on the same condition; a padded store
     forgets like a store and makes nothing known. Returns the number of loads removed."""
     builder = MapBuilder()
-    known: list[tuple[SSAValue, Element, SSAValue, IfOp | None]] = []
+    known: list[tuple[SSAValue, Element, SSAValue, affine.IfOp | None]] = []
     removed = 0
     for op in list(block.ops):
         access = op if isinstance(op, Access) else padded_access(op)
-        guard = op if isinstance(op, IfOp) else None
+        guard = op if isinstance(op, affine.IfOp) else None
         if access is None:
             if op.regions or not is_side_effect_free(op):
                 known.clear()

@@ -37,7 +37,6 @@ from xdsl.ir import Operation, SSAValue, Use
 from xdsl.ir.affine import AffineExpr
 from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
 
-from loopopt.dialects.affine_ext import IfOp
 from loopopt.loops.affine_maps import constant_difference
 from loopopt.loops.padded_access import padded_load, padded_store, same_condition
 
@@ -48,15 +47,15 @@ def padded_access(op: Operation) -> affine.LoadOp | affine.StoreOp | None:
     return load if load is not None else padded_store(op)
 
 
-def wrapper(access: affine.LoadOp | affine.StoreOp) -> IfOp | None:
+def wrapper(access: affine.LoadOp | affine.StoreOp) -> affine.IfOp | None:
     """The padded load or store whose guarded access `access` is, else None."""
     parent = access.parent_op()
-    if isinstance(parent, IfOp) and padded_access(parent) is access:
+    if isinstance(parent, affine.IfOp) and padded_access(parent) is access:
         return parent
     return None
 
 
-def same_guard(a: IfOp | None, b: IfOp | None) -> bool:
+def same_guard(a: affine.IfOp | None, b: affine.IfOp | None) -> bool:
     """Both plain (None), or both padded on the same set and operands."""
     if a is None or b is None:
         return a is b

@@ -178,9 +178,7 @@ class LowerAffineIf(RewritePattern):
     """affine.if (xDSL's generic op or loopopt's custom-syntax one) → cmpi + scf.if."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: affine.IfOp | affine_ext.IfOp, rewriter: PatternRewriter, /
-    ) -> None:
+    def match_and_rewrite(self, op: affine.IfOp, rewriter: PatternRewriter, /) -> None:
         iset = op.condition.data
         builder = ExprBuilder(op.args[: iset.num_dims], op.args[iset.num_dims :])
         condition: SSAValue | None = None

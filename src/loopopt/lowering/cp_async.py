@@ -5,15 +5,16 @@ Before (in a kernel, before the lowering to the llvm dialect):
         : memref<256x256xf32> to memref<3x16x68xf32, 3>
 After `linearize_async_copies` (index arithmetic, lowered to LLVM with the rest):
     %sb = ... ((%k * 256 + %j) * 4 : i64)      %db = ... (((%s * 16 + %r) * 68 + %c) * 4 : i64)
-    nvvm.cp.async.shared.global %ring[%db], %B[%sb] {size = 16 : i32, cache = "cg"}
-After `lower_shared_global` (nvvm_to_llvm, once the memrefs are pointers):
+    lowering.cp_async_bytes %ring[%db], %B[%sb] {size = 16 : i32, cache = "cg"}   (internal)
+After `lower_shared_global` (at the end of the GPU lowering, once the memrefs are pointers):
     %d = llvm.getelementptr %ring_ptr[%db] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
     %p = llvm.getelementptr %B_ptr[%sb] : (!llvm.ptr, i64) -> !llvm.ptr, i8
     %g = llvm.inttoptr (llvm.ptrtoint %p) : !llvm.ptr<1>
-    llvm.call_intrinsic "llvm.nvvm.cp.async.cg.shared.global.16"(%d, %g)
+    nvvm.cp.async.shared.global %d, %g, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+and lowering/nvvm_to_llvm.py calls `llvm.nvvm.cp.async.cg.shared.global.16(%d, %g)`.
 
 A copy with a source size (`nvvm.cp.async.copy ..., 16, %bytes`) keeps it to the end:
-`nvvm.cp.async.shared.global %ring[%db], %B[%sb], %bytes` calls the intrinsic's `.s` form,
+`nvvm.cp.async.shared.global %d, %g, 16, cache = cg, %bytes` calls the intrinsic's `.s` form,
 `llvm.nvvm.cp.async.cg.shared.global.16.s(%d, %g, %bytes)` (PTX `cp.async.cg.shared.global
 [%rd1], [%rd2], 16, %r1;`: the bytes after %bytes are zero-filled).
 
@@ -31,7 +32,7 @@ from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import IntAttr, IntegerAttr, MemRefType, i8, i64
 from xdsl.ir import Operation, SSAValue
 
-from loopopt.dialects.nvvm import CpAsyncCopyOp, CpAsyncSharedGlobalOp
+from loopopt.dialects.nvvm import CpAsyncBytesOp, CpAsyncCopyOp, CpAsyncSharedGlobalOp
 from loopopt.lowering.llvm_common import element_bytes
 from loopopt.target import GLOBAL_SPACE
 
@@ -66,42 +67,46 @@ def _byte_offset(array: SSAValue, indices: Sequence[SSAValue], ops: list[Operati
 
 
 def linearize_async_copies(root: Operation) -> None:
-    """Replace each nvvm.cp.async.copy under `root` by its byte offsets and an
-    nvvm.cp.async.shared.global on the memrefs (which the lowering to LLVM makes pointers)."""
+    """Replace each nvvm.cp.async.copy under `root` by its byte offsets and a
+    lowering.cp_async_bytes on the memrefs (which the lowering to LLVM makes pointers)."""
     for op in [op for op in root.walk() if isinstance(op, CpAsyncCopyOp)]:
         ops: list[Operation] = []
         src = _byte_offset(op.src, op.src_indices, ops)
         dst = _byte_offset(op.dst, op.dst_indices, ops)
         cache = "cg" if op.bypass_l1 is not None else "ca"
         size = op.size.value.data
-        ops.append(CpAsyncSharedGlobalOp(op.dst, dst, op.src, src, size, cache, op.src_size))
+        ops.append(CpAsyncBytesOp(op.dst, dst, op.src, src, size, cache, op.src_size))
         block = op.parent_block()
         assert block is not None
         block.insert_ops_before(ops, op)
         block.erase_op(op)
 
 
-def lower_shared_global(op: CpAsyncSharedGlobalOp) -> list[Operation]:
-    """The GEPs, the cast of the source to a global pointer, and the intrinsic call of `op`
-    (whose operands are pointers and i64 byte offsets by now)."""
-    dst_type = op.dst.type
-    assert isinstance(dst_type, llvm.LLVMPointerType)
-    dst = llvm.GEPOp(
-        op.dst, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[op.dst_offset], result_type=dst_type
-    )
-    src = llvm.GEPOp(
-        op.src,
-        [llvm.GEP_USE_SSA_VAL],
-        i8,
-        ssa_indices=[op.src_offset],
-        result_type=llvm.LLVMPointerType(),
-    )
-    as_int = llvm.PtrToIntOp(src.result, i64)
-    as_global = llvm.IntToPtrOp.create(
-        operands=[as_int.output], result_types=[llvm.LLVMPointerType(IntAttr(GLOBAL_SPACE))]
-    )
-    args = [dst.result, as_global.results[0]]
-    if op.src_size is not None:
-        args.append(op.src_size)
-    call = llvm.CallIntrinsicOp(op.intrinsic(), args, [])
-    return [dst, src, as_int, as_global, call]
+def lower_shared_global(root: Operation) -> None:
+    """Replace each lowering.cp_async_bytes under `root` (whose operands are pointers and i64
+    byte offsets by now) by the GEPs, the cast of the source to a global pointer, and upstream's
+    nvvm.cp.async.shared.global on them."""
+    for op in [op for op in root.walk() if isinstance(op, CpAsyncBytesOp)]:
+        dst_type = op.dst.type
+        assert isinstance(dst_type, llvm.LLVMPointerType)
+        dst = llvm.GEPOp(
+            op.dst, [llvm.GEP_USE_SSA_VAL], i8, ssa_indices=[op.dst_offset], result_type=dst_type
+        )
+        src = llvm.GEPOp(
+            op.src,
+            [llvm.GEP_USE_SSA_VAL],
+            i8,
+            ssa_indices=[op.src_offset],
+            result_type=llvm.LLVMPointerType(),
+        )
+        as_int = llvm.PtrToIntOp(src.result, i64)
+        as_global = llvm.IntToPtrOp.create(
+            operands=[as_int.output], result_types=[llvm.LLVMPointerType(IntAttr(GLOBAL_SPACE))]
+        )
+        copy = CpAsyncSharedGlobalOp(
+            dst.result, as_global.results[0], op.size.value.data, op.cache.data, op.src_size
+        )
+        block = op.parent_block()
+        assert block is not None
+        block.insert_ops_before([dst, src, as_int, as_global, copy], op)
+        block.erase_op(op)

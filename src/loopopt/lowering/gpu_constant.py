@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import llvm, memref
+from xdsl.dialects import gpu, llvm, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntAttr,
@@ -35,7 +35,6 @@ from xdsl.ir import Attribute
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.lowering.llvm_common import LoweringState, MemrefInfo, convert_scalar_type
 from loopopt.target import CONSTANT_SPACE, GLOBAL_SPACE
 

@@ -15,13 +15,14 @@ lowering to the llvm dialect (lowering/to_llvm.py) does the rest, with the same 
 convention: one bare pointer per memref, plus an i64 per dynamic size. Shared buffers
 (memref.alloca in space 3) become globals in shared memory (lowering/gpu_shared.py). Host
 functions and gpu.launch_func are left alone (runtime/host.py runs them). Kernels carry
+`gpu.kernel` (as upstream's lowering keeps it: gpu.launch_func's verifier asks for it),
 `nvvm.kernel` (backend/ptx.py gives them the ptx_kernel calling convention),
 `loopopt.shared_bytes`, and `loopopt.dynamic_shared_bytes` if their launches need some.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, llvm, memref
+from xdsl.dialects import arith, func, gpu, llvm, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
@@ -33,7 +34,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
+from loopopt.dialects import gpu_ext
 from loopopt.dialects.loopopt import (
     CONSTANT_ARGS_ATTR,
     DYNAMIC_SHARED_ATTR,
@@ -44,7 +45,7 @@ from loopopt.dialects.loopopt import (
 )
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
 from loopopt.lowering.contract import contract_fma
-from loopopt.lowering.cp_async import linearize_async_copies
+from loopopt.lowering.cp_async import linearize_async_copies, lower_shared_global
 from loopopt.lowering.gpu_constant import lower_constant_globals
 from loopopt.lowering.gpu_shared import SharedLayout
 from loopopt.lowering.to_llvm import lower_to_llvm
@@ -55,11 +56,11 @@ MAX_THREADS_ATTR = "nvvm.maxntid"
 KEPT_ATTRS = (MIN_BLOCKS_ATTR, MAX_REGISTERS_ATTR, POINTER_ALIGN_ATTR, CONSTANT_ARGS_ATTR)
 """Attributes of a gpu.func its llvm.func keeps (CONSTANT_ARGS_ATTR: runtime/host.py)."""
 
-_REGISTERS: dict[type[Operation], str] = {
-    gpu.ThreadIdOp: "tid",
-    gpu.BlockDimOp: "ntid",
-    gpu.BlockIdOp: "ctaid",
-    gpu.GridDimOp: "nctaid",
+_REGISTERS: dict[str, str] = {
+    gpu.ThreadIdOp.name: "tid",
+    gpu.BlockDimOp.name: "ntid",
+    gpu.BlockIdOp.name: "ctaid",
+    gpu.GridDimOp.name: "nctaid",
 }
 
 
@@ -72,7 +73,7 @@ def _index(register: str) -> list[Operation]:
 class IdLowering(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if isinstance(op, gpu.ThreadIdOp | gpu.BlockDimOp | gpu.BlockIdOp | gpu.GridDimOp):
-            ops = _index(f"{_REGISTERS[type(op)]}.{op.dimension.data}")
+            ops = _index(f"{_REGISTERS[op.name]}.{op.dimension.data}")
         elif isinstance(op, gpu.GlobalIdOp):
             dim = op.dimension.data
             block, size, thread = (
@@ -122,7 +123,7 @@ def _attributions_to_allocas(op: gpu.FuncOp) -> None:
     placed by gpu_shared.py, as the buffers gpu-map-loops makes)."""
     entry = op.body.block
     first = entry.first_op
-    for arg in [*op.workgroup_args, *op.private_args]:
+    for arg in [*gpu_ext.workgroup_args(op), *gpu_ext.private_args(op)]:
         alloca = memref.AllocaOp.build(operands=[[], []], result_types=[arg.type])
         alloca.memref.name_hint = arg.name_hint
         if first is None:
@@ -131,7 +132,7 @@ def _attributions_to_allocas(op: gpu.FuncOp) -> None:
             entry.insert_op_before(alloca, first)
         arg.replace_all_uses_with(alloca.memref)
         entry.erase_arg(arg)
-    op.attributes.pop(gpu.WORKGROUP_ATTRIBUTIONS, None)
+    op.attributes.pop(gpu_ext.WORKGROUP_ATTRIBUTIONS, None)
 
 
 def lower_gpu_to_nvvm(module: ModuleOp) -> None:
@@ -170,7 +171,9 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     for fn in converted:
         fn.detach()
         staging.body.block.add_op(fn)
-    lower_to_llvm(staging, keep_dialects=("nvvm",), workgroup_alloca=layout.lower_alloca)
+    internal = ("nvvm", "lowering")  # lowering.cp_async_bytes until lower_shared_global
+    lower_to_llvm(staging, keep_dialects=internal, workgroup_alloca=layout.lower_alloca)
+    lower_shared_global(staging)
     for global_op in layout.globals():
         staging.body.block.insert_op_before(global_op, staging.body.block.first_op)
     lower_constant_globals(gmod)
@@ -185,6 +188,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
 def _mark_kernel(fn: llvm.FuncOp, layout: SharedLayout) -> None:
     name = fn.sym_name.data
     fn.attributes[KERNEL_ATTR] = UnitAttr()
+    fn.attributes[gpu_ext.KERNEL_ATTR] = UnitAttr()  # what gpu.launch_func's verifier asks for
     fn.attributes[SHARED_BYTES_ATTR] = IntegerAttr(layout.kernel_bytes.get(name, 0), i64)
     if name in layout.dynamic_bytes:
         fn.attributes[DYNAMIC_SHARED_ATTR] = IntegerAttr(layout.dynamic_bytes[name], i64)

@@ -5,8 +5,8 @@ After:   %t = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
          llvm.call_intrinsic "llvm.nvvm.barrier0"() : () -> ()
 
 `nvvm.cp.async.wait.group N` passes N as an i32 constant (the intrinsic's immediate);
-`nvvm.cp.async.shared.global` becomes its address arithmetic and the intrinsic call
-(lowering/cp_async.py).
+`nvvm.cp.async.shared.global %d, %g, 16, cache = cg` calls
+`llvm.nvvm.cp.async.cg.shared.global.16` (its address arithmetic is made by lowering/cp_async.py).
 
 xDSL's LLVM translation knows `llvm.call_intrinsic` but no nvvm op, so the kernels keep their
 nvvm ops (readable, as MLIR prints them) until backend/ptx.py translates them.
@@ -24,15 +24,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from loopopt.dialects.nvvm import CpAsyncSharedGlobalOp, CpAsyncWaitGroupOp, NvvmIntrinsicOp
-from loopopt.lowering.cp_async import lower_shared_global
+from loopopt.dialects.nvvm import CpAsyncWaitGroupOp, NvvmIntrinsicOp
 
 
 class NvvmToIntrinsic(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if isinstance(op, CpAsyncSharedGlobalOp):
-            rewriter.replace(op, lower_shared_global(op), [])
-            return
         if not isinstance(op, NvvmIntrinsicOp):
             return
         ops: list[Operation] = []

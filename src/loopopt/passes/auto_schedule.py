@@ -38,13 +38,12 @@ from dataclasses import dataclass, fields, replace
 from typing import TextIO
 
 from xdsl.context import Context
-from xdsl.dialects import affine, builtin, func
+from xdsl.dialects import affine, builtin, func, gpu
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.func_outline import (
     enclosing_function,
     fresh_function_name,

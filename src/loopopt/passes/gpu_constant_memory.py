@@ -23,11 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import builtin
+from xdsl.dialects import builtin, gpu
 from xdsl.ir import BlockArgument
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.loops.constant_memory import (
     check_constant_candidate,
     constant_args,

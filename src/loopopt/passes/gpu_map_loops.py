@@ -44,14 +44,13 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, builtin, func
+from xdsl.dialects import affine, arith, builtin, func, gpu
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i32
 from xdsl.ir import Operation, SSAValue
 
 from loopopt.analysis.access import collect_accesses
 from loopopt.analysis.reduction import Reduction
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import (
     MAPPING,
     MAX_REGISTERS_ATTR,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llvmlite.binding as llvm
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, gpu, memref
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
     DictionaryAttr,
@@ -44,7 +44,6 @@ from xdsl.rewriter import Rewriter
 from loopopt.analysis.nest import host_buffer_op
 from loopopt.backend.ptx import gpu_module_to_ptx, gpu_modules
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.dialects.loopopt import (
     ALLOCATOR,
     CONSTANT_ARGS_ATTR,

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import builtin, memref
+from xdsl.dialects import builtin, gpu, memref
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects import gpu_ext as gpu
 from loopopt.lowering.gpu_shared import is_shared, slot_bytes
 from loopopt.lowering.llvm_common import element_bytes
 from loopopt.schedule.resources import shared_bytes

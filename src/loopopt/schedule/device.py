@@ -131,6 +131,7 @@ def current_device() -> Device | None:
     if gpu is None:
         return None
     table = _table_entry(gpu.name, gpu.arch)
+
     def read(name: str, fallback: int) -> int:
         try:
             attribute = getattr(cuda._driver().CUdevice_attribute, name)

@@ -116,7 +116,7 @@ builtin.module attributes {gpu.container_module} {
 // global in shared memory, the private one a stack slot.
 // CHECK:       llvm.mlir.global internal @__shm_attr_k0_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<64 x f32>
 // CHECK-LABEL: llvm.func @attr_k0(%{{.*}}: !llvm.ptr)
-// CHECK-SAME:    nvvm.kernel, loopopt.shared_bytes = 256 : i64
+// CHECK-SAME:    nvvm.kernel, gpu.kernel, loopopt.shared_bytes = 256 : i64
 // CHECK:         %[[P:.*]] = llvm.alloca %{{.*}} x f32
 // CHECK:         %[[S:.*]] = llvm.mlir.addressof @__shm_attr_k0_0 : !llvm.ptr<3>
 // CHECK-NEXT:    %[[G:.*]] = llvm.bitcast %[[S]] : !llvm.ptr<3> to !llvm.ptr<3>
