@@ -78,6 +78,21 @@ func.func @conv(%I: memref<6x6xf32>, %F: memref<3x3xf32>, %O: memref<4x4xf32>) {
   return
 }
 """
+SCRATCH = """
+func.func @rows(%A: memref<12x8xf32>, %t: memref<8xf32>) {
+  affine.for %i = 2 to 12 step 3 {
+    affine.for %j = 0 to 8 {
+      %a = affine.load %A[%i, %j] : memref<12x8xf32>
+      affine.store %a, %t[%j] : memref<8xf32>
+    } {loopopt.name = "j"}
+    affine.for %k = 0 to 8 {
+      %b = affine.load %t[7 - %k] : memref<8xf32>
+      affine.store %b, %A[%i, %k] : memref<12x8xf32>
+    } {loopopt.name = "k"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
 SHARED = "loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared}"
 RING = (
     "loop-tile{tile-sizes=64,64,32},promote{arrays=A loop=k_t memory-space=shared pad=4},"
@@ -99,6 +114,7 @@ CASES: dict[str, tuple[str, str]] = {
     "loop-skew": (MATMUL, "loop-skew{loops=i,j factor=2}"),
     "loop-distribute": (TWO_STATEMENTS, "loop-fuse{loops=i,j},loop-distribute{loop=i}"),
     "loop-fuse": (TWO_STATEMENTS, "loop-fuse{loops=i,j}"),
+    "array-expand": (SCRATCH, "array-expand"),
     "pad-tiles": (MATMUL, PAD),
     "loop-mark-parallel": (MATMUL, "loop-mark-parallel"),
     "promote": (MATMUL, SHARED),
