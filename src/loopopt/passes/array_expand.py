@@ -29,7 +29,8 @@ included); refused with the reason when that is not exact, or when the new buffe
 Without options: in each function (or `func=`), every array that some loop of a top-level nest
 carries a dependence through is expanded over the deepest band of loops around all its
 accesses for which that is exact and that carries such a dependence, when the buffer fits in
-`max-bytes`; nothing else changes. `auto-schedule` runs this before it maps a function.
+`max-bytes` and the accesses lie under at most 12 loops (`MAX_DEPTH`: the exactness check grows
+with the depth); nothing else changes. `auto-schedule` runs this before it maps a function.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ from loopopt.passes import LoopoptPass
 
 MAX_BYTES = 1 << 30
 """The largest buffer an expansion makes unless `max-bytes` says otherwise (1 GiB)."""
+MAX_DEPTH = 12
+"""Without options, arrays accessed under more loops than this are not tried: the exactness
+check's isl problem grows with the depth (seconds at 60 loops), and such nests are rare."""
 
 
 def expanded_bytes(array: SSAValue, plan: Expansion) -> int:
@@ -76,6 +80,11 @@ def _carried_arrays(nest: affine.ForOp) -> dict[SSAValue, set[affine.ForOp]]:
         if carrier is not None and dep.source.memref is dep.sink.memref and dep.source.memref:
             found.setdefault(dep.source.memref, set()).add(carrier)
     return found
+
+
+def _deepest(array: SSAValue, nest: affine.ForOp) -> int:
+    """The most loops around an access of `array` under `nest`."""
+    return max((len(a.loops) for a in collect_accesses(nest) if a.memref is array), default=0)
 
 
 def _common_loops(array: SSAValue, nest: affine.ForOp) -> list[affine.ForOp]:
@@ -121,11 +130,9 @@ def automatic(
     carried = _carried_arrays(nest)
     plans: dict[SSAValue, tuple[list[affine.ForOp], Expansion]] = {}
     for array, carriers in carried.items():
-        found = (
-            _plan(array, _common_loops(array, nest), carriers, max_bytes)
-            if _static(array)
-            else None
-        )
+        if not _static(array) or _deepest(array, nest) > MAX_DEPTH:
+            continue
+        found = _plan(array, _common_loops(array, nest), carriers, max_bytes)
         if found is not None:
             plans[array] = found
     while True:
