@@ -176,6 +176,8 @@ def _accumulated_factors(store: Access) -> list[Use]:
             continue
         if not _same_element(load, store) or not _nothing_stored_between(load, store):
             continue
+        if not product.has_one_use():
+            return []  # zeroing its factors would change what its other users see
         return _leaves(mul)
     return []
 
