@@ -20,13 +20,13 @@ cloned in. The outlined function returns nothing: a nest with results cannot be 
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.loops.outline import argument_order, captured_values
+from loopopt.loops.outline import move_into, outside_values
 
 
 def fresh_function_name(module: ModuleOp, base: str) -> str:
@@ -44,31 +44,12 @@ def outline_nest(root: Operation, module: ModuleOp, name: str) -> tuple[func.Fun
     `name` of `module`, called where `root` was."""
     if root.results:
         raise LoopoptError(f"cannot outline '{root.name}': it has results", op=root)
-    captured = captured_values(root)
-    constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
-    args = sorted((v for v in captured if v not in constants), key=argument_order)
+    args, constants = outside_values(root)
     callee = func.FuncOp(name, ([v.type for v in args], []), visibility="private")
     callee.location = root.location
-    body = callee.body.block
-    mapping: dict[SSAValue, SSAValue] = {}
-    for value, arg in zip(args, body.args, strict=True):
-        arg.name_hint = value.name_hint
-        mapping[value] = arg
-    for value in constants:
-        owner = value.owner
-        assert isinstance(owner, Operation)
-        copy = owner.clone()
-        copy.results[0].name_hint = value.name_hint
-        body.add_op(copy)
-        mapping[value] = copy.results[0]
     call = func.CallOp(name, args, [])
     Rewriter.insert_op(call, InsertPoint.before(root))
-    root.detach()
-    body.add_ops([root, func.ReturnOp()])
-    for op in root.walk():
-        for index, operand in enumerate(op.operands):
-            if operand in mapping:
-                op.operands[index] = mapping[operand]
+    move_into(root, callee.body.block, args, constants, func.ReturnOp())
     caller = enclosing_function(call)
     if caller.parent_op() is module:
         module.body.block.insert_op_before(callee, caller)

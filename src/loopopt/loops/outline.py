@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import gpu_ext
@@ -103,13 +103,33 @@ def outline(
     """Move `root` into a new kernel `name` of `gmod` and launch it where `root` was, with
     the given grid and block sizes (x, y, z host values), under `scf.if nonempty` when given
     (a grid with a zero dimension must not be launched)."""
-    captured = captured_values(root)
-    constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
-    args = sorted((v for v in captured if v not in constants), key=argument_order)
+    args, constants = outside_values(root)
     launch = _launch(root, gmod, name, grid, block, args, nonempty)
     kernel = gpu_ext.FuncOp(name, ([v.type for v in args], []), kernel=True)
     kernel.location = root.location
-    body = kernel.body.block
+    move_into(root, kernel.body.block, args, constants, gpu_ext.ReturnOp([]))
+    gmod.body.block.add_op(kernel)
+    return kernel, launch
+
+
+def outside_values(root: Operation) -> tuple[list[SSAValue], list[SSAValue]]:
+    """What `root` uses from outside it, for outlining: the values an outlined body takes as
+    arguments (in `argument_order`), and the constants it clones instead."""
+    captured = captured_values(root)
+    constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
+    args = sorted((v for v in captured if v not in constants), key=argument_order)
+    return args, constants
+
+
+def move_into(
+    root: Operation,
+    body: Block,
+    args: Sequence[SSAValue],
+    constants: Sequence[SSAValue],
+    terminator: Operation,
+) -> None:
+    """Move `root` into `body` (whose arguments stand for `args`), after clones of
+    `constants` and before `terminator`; its uses of those values become the new ones."""
     mapping: dict[SSAValue, SSAValue] = {}
     for value, arg in zip(args, body.args, strict=True):
         arg.name_hint = value.name_hint
@@ -122,13 +142,11 @@ def outline(
         body.add_op(copy)
         mapping[value] = copy.results[0]
     root.detach()
-    body.add_ops([root, gpu_ext.ReturnOp([])])
+    body.add_ops([root, terminator])
     for op in root.walk():
         for index, operand in enumerate(op.operands):
             if operand in mapping:
                 op.operands[index] = mapping[operand]
-    gmod.body.block.add_op(kernel)
-    return kernel, launch
 
 
 def _launch(
