@@ -35,6 +35,7 @@ with the depth); nothing else changes. `auto-schedule` runs this before it maps 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -42,7 +43,7 @@ from xdsl.dialects import affine, builtin
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from loopopt.analysis.access import collect_accesses, memref_name
+from loopopt.analysis.access import Access, collect_accesses, memref_name
 from loopopt.analysis.dependence import dependences
 from loopopt.analysis.expansion import Expansion, expandable
 from loopopt.diagnostics import LoopoptError
@@ -82,26 +83,17 @@ def _carried_arrays(nest: affine.ForOp) -> dict[SSAValue, set[affine.ForOp]]:
     return found
 
 
-def _deepest(array: SSAValue, nest: affine.ForOp) -> int:
-    """The most loops around an access of `array` under `nest`."""
-    return max((len(a.loops) for a in collect_accesses(nest) if a.memref is array), default=0)
-
-
-def _common_loops(array: SSAValue, nest: affine.ForOp) -> list[affine.ForOp]:
-    """The loops around every access of `array` under `nest`, outermost first."""
-    common: list[affine.ForOp] | None = None
-    for access in collect_accesses(nest):
-        if access.memref is not array:
-            continue
-        loops = list(access.loops)
-        if common is None:
-            common = loops
-        else:
-            n = 0
-            while n < min(len(common), len(loops)) and common[n] is loops[n]:
-                n += 1
-            common = common[:n]
-    return common or []
+def _around(array: SSAValue, accesses: Sequence[Access]) -> tuple[list[affine.ForOp], int]:
+    """The loops around every access of `array` (outermost first), and the most loops
+    around any one of them."""
+    nests = [access.loops for access in accesses if access.memref is array]
+    common = list(nests[0]) if nests else []
+    for loops in nests[1:]:
+        n = 0
+        while n < min(len(common), len(loops)) and common[n] is loops[n]:
+            n += 1
+        del common[n:]
+    return common, max((len(loops) for loops in nests), default=0)
 
 
 def _plan(
@@ -128,11 +120,13 @@ def automatic(
     that make some loop parallel (every array it carries a dependence through is expanded
     over it), each over the band down to the deepest such loop."""
     carried = _carried_arrays(nest)
+    accesses = collect_accesses(nest)
     plans: dict[SSAValue, tuple[list[affine.ForOp], Expansion]] = {}
     for array, carriers in carried.items():
-        if not _static(array) or _deepest(array, nest) > MAX_DEPTH:
+        band, depth = _around(array, accesses)
+        if not _static(array) or depth > MAX_DEPTH:
             continue
-        found = _plan(array, _common_loops(array, nest), carriers, max_bytes)
+        found = _plan(array, band, carriers, max_bytes)
         if found is not None:
             plans[array] = found
     while True:
