@@ -19,6 +19,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
 from loopopt.dialects.loopopt import COPY, MAPPING
 from loopopt.loops.gpu_barrier import Requirement, place_barriers
+from loopopt.loops.gpu_map import group_rows
 from loopopt.loops.gpu_plan import (
     extent_bound,
     plan_kernel,
@@ -774,3 +775,49 @@ def test_emulation_catches_a_missing_barrier(rng: np.random.Generator) -> None:
     got = [a.copy() for a in arrays]
     run_function(module, fn, got)
     assert not np.allclose(got[2], run(text, fn, arrays)[2], atol=1e-3)
+
+
+# Grouped block order (block-group=).
+
+
+def test_group_rows_is_the_largest_divisor_of_the_rows_within_the_group() -> None:
+    assert [group_rows(rows, 8) for rows in (32, 6, 7, 1, 12)] == [8, 6, 7, 1, 6]
+    assert group_rows(24, 5) == 4 and group_rows(13, 4) == 1
+
+
+@pytest.mark.parametrize(("m", "n", "group", "rows"), [(96, 80, 4, 3), (100, 72, 8, 7)])
+def test_block_group_renumbers_blocks_by_row_groups_and_computes_the_same(
+    rng: np.random.Generator, m: int, n: int, group: int, rows: int
+) -> None:
+    text, name, args = kernels.matmul(m, n, 20, rng)
+    module = mapped(text, "loop-tile{tile-sizes=16,16,8}", block_group=group)
+    (kernel,) = kernels_of(module)
+    assert mapping(kernel)["block_group"] == f"{rows} rows"
+    applies = [op for op in kernel.body.block.ops if isinstance(op, affine.ApplyOp)]
+    assert [op.results[0].name_hint for op in applies[:2]] == ["bx_group", "by_group"]
+    blocks_x, blocks_y = -(-n // 16), -(-m // 16)
+    seen = set()
+    for by in range(blocks_y):
+        for bx in range(blocks_x):
+            seen.add(tuple(op.map.data.eval([bx, by], []) for op in applies[:2]))
+    assert seen == {((x,), (y,)) for x in range(blocks_x) for y in range(blocks_y)}
+    (expected,) = run(text, name, [a.copy() for a in args])[2:]
+    emulate(module)
+    got = [a.copy() for a in args]
+    run_function(module, name, got)
+    np.testing.assert_allclose(got[2], expected, rtol=1e-5)
+
+
+def test_block_group_leaves_one_dimensional_grids_and_block_loops_alone(
+    rng: np.random.Generator,
+) -> None:
+    (kernel,) = kernels_of(mapped(VADD, block_group=8))
+    assert "block_group" not in mapping(kernel)
+    text, _, _ = kernels.matmul(64, 64, 8, rng)
+    (kernel,) = kernels_of(mapped(text, "loop-tile{tile-sizes=8,8}", block_group=4, grid=(2, 8)))
+    assert "block_group" not in mapping(kernel)  # x loops over tiles: no renumbering
+
+
+def test_block_group_must_be_positive() -> None:
+    with pytest.raises(LoopoptError, match="block-group=0 must be at least 1"):
+        mapped(VADD, block_group=0)

@@ -43,6 +43,7 @@ from loopopt.loops.gpu_map import (
     KernelIds,
     MappedDim,
     affine_if,
+    group_blocks,
     insert_ids,
     is_shared,
     map_point_loop,
@@ -191,10 +192,12 @@ def map_kernel(
     pass_name: str,
     copy_vector: int = 1,
     requirements: list[Requirement] | None = None,
+    block_group: int = 1,
 ) -> None:
     """Map the outlined nest `root` of `kernel` onto blocks and threads (see the docstring).
     `requirements`: the nest's `dependence_requirements`, taken before it was outlined, where
-    the loops around it bound its parameters (default: taken here, without them)."""
+    the loops around it bound its parameters (default: taken here, without them).
+    `block_group`: grouped block order (gpu_map.group_blocks)."""
     depth = {op: len(enclosing_loops(op)) for d in dims for op in (d.tile, d.point)}
     points = [d.point for d in dims]
     thread_root = min(points, key=lambda p: depth[p])
@@ -206,6 +209,9 @@ def map_kernel(
         summary[f"block_{dim.axis}"] = StringAttr(describe_loop(dim.tile))
         summary[f"thread_{dim.axis}"] = StringAttr(describe_loop(dim.point))
     ids = insert_ids(kernel.body.block, dims)
+    group = group_blocks(kernel.body.block, dims, ids, block_group)
+    if group > 1:
+        summary["block_group"] = StringAttr(f"{group} rows")
     for dim in sorted(dims, key=lambda d: depth[d.tile]):
         map_tile_loop(dim, ids)
     for dim in sorted(dims, key=lambda d: depth[d.point]):

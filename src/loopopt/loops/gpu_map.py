@@ -219,6 +219,46 @@ def insert_ids(entry: Block, dims: Sequence[MappedDim]) -> KernelIds:
     return ids
 
 
+def group_rows(rows: int, group: int) -> int:
+    """The block rows of one group of grouped rasterization: the largest divisor of `rows`
+    that is at most `group` (1: plain order)."""
+    return max(g for g in range(1, max(1, min(group, rows)) + 1) if rows % g == 0)
+
+
+def group_blocks(entry: Block, dims: Sequence[MappedDim], ids: KernelIds, group: int) -> int:
+    """Grouped rasterization: blocks start in blockIdx order (x fastest); renumber them so that
+    consecutive blocks cover `g` block rows (y) of one block column (x) before the next
+    column, g = group_rows(rows, group). Blocks that run together then share their operands'
+    tiles in L2 (a matmul's A row panels and B column panels) instead of sweeping whole rows.
+
+        pid = by * gx + bx
+        y' = (pid floordiv (g * gx)) * g + pid mod g      x' = (pid mod (g * gx)) floordiv g
+
+    a bijection of the gx × gy grid onto itself (g divides gy). Only where x and y both have
+    one tile per block (the grid is the tile counts); returns g (1: unchanged)."""
+    by_axis = {d.axis: d for d in dims}
+    x, y = by_axis.get("x"), by_axis.get("y")
+    if x is None or y is None or not (x.one_tile_per_block and y.one_tile_per_block):
+        return 1
+    assert x.trip is not None and y.trip is not None
+    g = group_rows(y.trip, group)
+    if g == 1 or x.trip == 1:
+        return 1
+    pid = AffineExpr.dimension(1) * x.trip + AffineExpr.dimension(0)
+    rows = (pid // (g * x.trip)) * g + pid % g
+    cols = (pid % (g * x.trip)) // g
+    operands = [ids.blocks["x"], ids.blocks["y"]]
+    ops = []
+    for axis, expr in (("x", cols), ("y", rows)):
+        op = affine.ApplyOp(operands, AffineMapAttr(AffineMap(2, 0, (expr,))))
+        op.result.name_hint = f"b{axis}_group"
+        ops.append(op)
+    anchor = next(op for op in entry.ops if not isinstance(op, gpu.BlockIdOp | gpu.ThreadIdOp))
+    entry.insert_ops_before(ops, anchor)
+    ids.blocks["x"], ids.blocks["y"] = ops[0].result, ops[1].result
+    return g
+
+
 def index_value(builder: BoundBuilder, exprs: Sequence[AffineExpr], name: str | None) -> Operation:
     """affine.apply of one expression, affine.max of several."""
     bound = builder.build(exprs)

@@ -129,6 +129,11 @@ class GpuMapLoopsPass(LoopoptPass):
     results that the region combines in order (deterministic), or, with `grid-atomic` (else as
     `auto`), add them into an accumulator atomically (the order of the additions varies:
     loops/gpu_grid)."""
+    block_group: int = 1
+    """Grouped block order (rasterization): consecutive blocks cover up to this many block rows
+    (y) of one block column (x) before moving along x, so that the blocks resident together
+    share their operand tiles in L2 (loops/gpu_map.group_blocks; the largest divisor of the
+    rows at most this; kernels with one tile per block along x and y). 1: x fastest."""
     func: str | None = None
     """Only this function."""
 
@@ -138,6 +143,10 @@ class GpuMapLoopsPass(LoopoptPass):
                 f"{self.name}: region-threads={self.region_threads} is outside "
                 f"1..{THREADS_PER_BLOCK}",
                 op=op,
+            )
+        if self.block_group < 1:
+            raise LoopoptError(
+                f"{self.name}: block-group={self.block_group} must be at least 1", op=op
             )
         if self.reductions not in REDUCTIONS:
             raise LoopoptError(
@@ -198,7 +207,13 @@ class _Host:
         requirements = dependence_requirements(nest_root, [dim.point for dim in dims])
         kernel, _ = self.outline(nest_root, sizes.grid, sizes.block, sizes.nonempty)
         map_kernel(
-            kernel, nest_root, dims, self.options.name, self.options.copy_vector, requirements
+            kernel,
+            nest_root,
+            dims,
+            self.options.name,
+            self.options.copy_vector,
+            requirements,
+            self.options.block_group,
         )
         if self.options.copy_vector > 1:
             kernel.attributes[POINTER_ALIGN_ATTR] = IntegerAttr(VECTOR_BYTES, i32)

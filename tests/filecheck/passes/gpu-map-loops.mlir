@@ -4,6 +4,9 @@
 // RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops{block=16,8}' | filecheck %s --check-prefix=SMALL
 // RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops{block=16,8 copy-vector=4}' | filecheck %s --check-prefix=VECTOR
 // RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p gpu-map-loops
+// RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},gpu-map-loops{block-group=8}' | filecheck %s --check-prefix=GROUP
+// RUN: not loopopt-opt %s -p 'gpu-map-loops{block-group=0}' 2>&1 | filecheck %s --check-prefix=GROUP0
+// GROUP0: error: gpu-map-loops: block-group=0 must be at least 1
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{block=16,16,16}' 2>&1 | filecheck %s --check-prefix=SIZES
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{block=2048}' 2>&1 | filecheck %s --check-prefix=BIG
 // RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops{block=16,16 min-blocks-per-sm=2 max-registers=cap}' | filecheck %s --check-prefix=REGS
@@ -606,6 +609,14 @@ func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x9
   return
 }
 // END OF TILED CASE
+// block-group=8 on the 3 x 4 grid of 32 x 32 tiles: groups of 4 block rows (the largest divisor
+// of 4 within 8); consecutive blocks walk down the 4 rows of a column, then the next column.
+// GROUP:         gpu.launch_func @kernels::@tiled_k0 blocks in (%c3, %c4, %c1)
+// GROUP:         gpu.func @tiled_k0({{.*}}) kernel attributes {{{.*}}block_group = "4 rows"
+// GROUP:         %bx_group = affine.apply affine_map<(d0, d1) -> (((((d1 * 3) + d0) mod 12) floordiv 4))> (%bx, %by)
+// GROUP-NEXT:    %by_group = affine.apply affine_map<(d0, d1) -> ((((((d1 * 3) + d0) floordiv 12) * 4) + (((d1 * 3) + d0) mod 4)))> (%bx, %by)
+// GROUP-NEXT:    %i_t = affine.apply affine_map<(d0) -> ((d0 * 32))> (%by_group)
+// GROUP-NEXT:    %j_t = affine.apply affine_map<(d0) -> ((d0 * 32))> (%bx_group)
 
 // -----
 
