@@ -132,6 +132,65 @@ def test_launch_errors_surface_after_the_call(fake_cuda: FakeDriver) -> None:
         jacobi(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32), 2)
 
 
+def test_launch_sites_of_arguments_and_host_buffers_launch_natively(fake_cuda: FakeDriver) -> None:
+    jacobi = _gpu(JACOBI_2D, "jacobi").function
+    assert [kernel for _, kernel in jacobi.program.sites] == ["sweep_k0", "sweep_k0"]
+    assert set(jacobi.program.slots) == {site for site, _ in jacobi.program.sites} | {
+        jacobi.program.prefix
+    }
+    # A fake kernel is no CUfunction: every launch stays in Python (the fake driver sees all 6).
+    jacobi(np.zeros((100, 100), np.float32), np.zeros((100, 100), np.float32), 3)
+    assert len(fake_cuda.launches) == 6
+    slots = [ctypes.c_void_p.from_address(a).value for a in jacobi.program.slots.values()]
+    assert slots == [None] * 3
+
+
+def test_native_launches_ask_for_the_kernels_dynamic_shared_memory(fake_cuda: FakeDriver) -> None:
+    program = _gpu(REVERSE_CHUNKS, "reverse").function.program
+    (launcher,) = program.launchers
+    assert f"add i32 %shared, {64 * 1024}" in launcher  # its 64 KB buffer (opted in by Python)
+
+
+def test_native_launcher_is_valid_llvm_and_falls_back_to_python() -> None:
+    llvm = pytest.importorskip("llvmlite.binding")
+    from xdsl.dialects import llvm as llvm_dialect
+    from xdsl.dialects.builtin import f32, i32, i64
+
+    from loopopt.runtime import native_launch
+
+    params = [llvm_dialect.LLVMPointerType(), i64, f32, i32]
+    text = native_launch.program_ir("p", [native_launch.launcher_ir("p", "p_0", 0, params, 16)])
+    module = llvm.parse_assembly(text)
+    module.verify()
+    assert "add i32 %shared, 16" in text and "alloca [4 x ptr]" in text
+    calls: list[tuple[int, ...]] = []
+    slow = ctypes.CFUNCTYPE(
+        None,
+        *[ctypes.c_int64] * 6,
+        ctypes.c_int32,
+        ctypes.c_void_p,
+        ctypes.c_int64,
+        ctypes.c_float,
+        ctypes.c_int32,
+    )(lambda *args: calls.append(args[:7] + args[8:9]))
+    llvm.add_symbol("p_0.slow", ctypes.cast(slow, ctypes.c_void_p).value)
+    llvm.add_symbol("p.error", ctypes.cast(slow, ctypes.c_void_p).value)  # never called here
+    machine = llvm.Target.from_default_triple().create_target_machine()
+    engine = llvm.create_mcjit_compiler(module, machine)
+    engine.finalize_object()
+    launcher = ctypes.CFUNCTYPE(
+        None,
+        *[ctypes.c_int64] * 6,
+        ctypes.c_int32,
+        ctypes.c_void_p,
+        ctypes.c_int64,
+        ctypes.c_float,
+        ctypes.c_int32,
+    )(engine.get_function_address("p_0"))
+    launcher(2, 1, 1, 32, 1, 1, 0, None, 7, 1.5, 3)  # null CUfunction: through Python
+    assert calls == [(2, 1, 1, 32, 1, 1, 0, 7)]
+
+
 class DeviceArray:
     """A stand-in for a torch/CuPy array: only `__cuda_array_interface__`."""
 
@@ -337,6 +396,34 @@ def test_jacobi_2d_time_loop_on_the_host(rng: np.random.Generator) -> None:
     _gpu(JACOBI_2D, "jacobi")(a, b, 10)
     np.testing.assert_allclose(a, ref_a, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(b, ref_b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_time_loop_launches_natively_after_the_first_checked_launch(
+    rng: np.random.Generator,
+) -> None:
+    jacobi = _gpu(JACOBI_2D, "jacobi").function
+    a, b = _rand(rng, 203, 203), _rand(rng, 203, 203)
+    ref_a, ref_b = _jacobi_reference(a, b, 25)
+    jacobi(a, b, 25)
+    np.testing.assert_allclose(a, ref_a, rtol=1e-4, atol=1e-5)
+    slots = [ctypes.c_void_p.from_address(a).value for a in jacobi.program.slots.values()]
+    assert all(slots)  # both sites and cuLaunchKernel: later launches went native
+    jacobi.program.begin_call()
+    assert [
+        ctypes.c_void_p.from_address(jacobi.program.slots[s]).value for s, _ in jacobi.program.sites
+    ] == [None, None]
+
+
+@pytest.mark.gpu
+def test_native_launch_failure_is_a_diagnostic() -> None:
+    jacobi = _gpu(JACOBI_2D, "jacobi").function
+    failed = ctypes.cast(
+        jacobi.program.failure(), ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32)
+    )
+    failed(1, 1)  # CUDA_ERROR_INVALID_VALUE at the second site
+    with pytest.raises(LoopoptError, match="launch of @sweep_k0: CUDA_ERROR_INVALID_VALUE"):
+        jacobi.program.raise_pending()
 
 
 @pytest.mark.gpu

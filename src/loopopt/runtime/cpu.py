@@ -91,7 +91,7 @@ class _Engine:
     functions: dict[str, CpuFunction]
 
 
-_ENGINES: OrderedDict[str, _Engine] = OrderedDict()
+_ENGINES: OrderedDict[tuple[str, str], _Engine] = OrderedDict()
 CACHE_SIZE = 256
 """Compiled modules kept (least recently used dropped; functions in use keep theirs alive)."""
 
@@ -131,7 +131,7 @@ def _prefix_symbols(module: ModuleOp) -> dict[str, str]:
     return renamed
 
 
-def _compile_engine(module: ModuleOp) -> _Engine:
+def _compile_engine(module: ModuleOp, linked: str = "") -> _Engine:
     signatures = _signatures(module)
     symbols = _prefix_symbols(module)
     lower_to_llvm(module)
@@ -141,12 +141,14 @@ def _compile_engine(module: ModuleOp) -> _Engine:
     text += host_conversions(text)
     try:
         ref = llvm.parse_assembly(text)
+        if linked:
+            ref.link_in(llvm.parse_assembly(linked))
         ref.verify()
     except RuntimeError as e:
         first = str(e).strip().splitlines()
         raise LoopoptError(f"LLVM rejected the generated IR: {first[0] if first else e}") from None
     host = (llvm.get_process_triple(), llvm.get_host_cpu_name(), machine.target_data)
-    object_key = disk_cache.key("object", text, *map(str, host))
+    object_key = disk_cache.key("object", text, linked, *map(str, host))
     stored = disk_cache.get("objects", object_key)
     if stored is None:
         with phase("LLVM O3 pipeline (host)"):
@@ -252,18 +254,20 @@ class CpuFunction:
         return scalar_argument(f"@{self.name} argument {index}", arg, t)
 
 
-def compile_cpu(module: ModuleOp | str, func: str) -> CpuFunction:
-    """Compile (or fetch from the cache) `func` of `module` for the host."""
+def compile_cpu(module: ModuleOp | str, func: str, linked: str = "") -> CpuFunction:
+    """Compile (or fetch from the cache) `func` of `module` for the host; `linked`: an LLVM IR
+    module linked in (definitions of functions `module` declares)."""
     text = module if isinstance(module, str) else str(module)
-    engine = _ENGINES.get(text)
+    key = (text, linked)
+    engine = _ENGINES.get(key)
     if engine is None:
         parsed = parse_module(text, "<cpu>") if isinstance(module, str) else module.clone()
-        engine = _compile_engine(parsed)
-        _ENGINES[text] = engine
+        engine = _compile_engine(parsed, linked)
+        _ENGINES[key] = engine
         if len(_ENGINES) > CACHE_SIZE:
             _ENGINES.popitem(last=False)
     else:
-        _ENGINES.move_to_end(text)
+        _ENGINES.move_to_end(key)
     function = engine.functions.get(func)
     if function is None:
         if func not in engine.signatures:

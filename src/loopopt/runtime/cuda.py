@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import importlib.metadata
 import statistics
 import threading
@@ -66,16 +67,23 @@ def _installed_cuda_python() -> str | None:
     return None
 
 
+def result_text(error: Any) -> str:
+    """`NAME: description` of a CUresult (or its number)."""
+    driver = _driver()
+    error = driver.CUresult(int(error))
+    _, name = driver.cuGetErrorName(error)
+    _, text = driver.cuGetErrorString(error)
+    name = name.decode() if isinstance(name, bytes) else str(error)
+    text = text.decode() if isinstance(text, bytes) else ""
+    return f"{name}: {text}"
+
+
 def check(result: Any, what: str) -> Any:
     """The values of a driver call's result `(CUresult, *values)`, or a LoopoptError."""
     driver = _driver()
     error, *values = result if isinstance(result, tuple) else (result,)
     if error != driver.CUresult.CUDA_SUCCESS:
-        _, name = driver.cuGetErrorName(error)
-        _, text = driver.cuGetErrorString(error)
-        name = name.decode() if isinstance(name, bytes) else str(error)
-        text = text.decode() if isinstance(text, bytes) else ""
-        raise LoopoptError(f"CUDA error in {what}: {name}: {text}")
+        raise LoopoptError(f"CUDA error in {what}: {result_text(error)}")
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
@@ -320,6 +328,22 @@ def launch(
         ctypes.addressof(pointers),
         0,
     )
+
+
+def function_handle(kernel: Any) -> int | None:
+    """The CUfunction of a loaded kernel as an address (None for anything else: a test's
+    stand-in kernel never launches natively)."""
+    return int(kernel.function) if isinstance(kernel, Kernel) else None
+
+
+@functools.cache
+def launch_kernel_address() -> int:
+    """The address of the driver's `cuLaunchKernel` (for native launches from JIT code: the
+    library cuda-python loaded, as the process has it open)."""
+    library = ctypes.CDLL("libcuda.so.1")
+    address = ctypes.cast(library.cuLaunchKernel, ctypes.c_void_p).value
+    assert address is not None
+    return address
 
 
 def synchronize() -> None:

@@ -55,7 +55,7 @@ from loopopt.lowering.func_to_llvm import signature_inputs
 from loopopt.lowering.gpu_to_nvvm import KERNEL_ATTR, lower_gpu_to_nvvm
 from loopopt.lowering.llvm_common import element_bytes
 from loopopt.progress import phase
-from loopopt.runtime import cuda
+from loopopt.runtime import cuda, native_launch
 from loopopt.runtime.cpu import compile_cpu
 from loopopt.runtime.gpu_args import Arguments
 
@@ -92,6 +92,8 @@ class _Launch:
     param_types: list[type[Any]]
     constants: list[tuple[int, str, int]] = field(default_factory=list[tuple[int, str, int]])
     """(parameter position, global, bytes) of the arguments copied into constant memory."""
+    site: str = ""
+    """The launch site's symbol when later launches of a call go native (native_launch)."""
 
 
 @dataclass
@@ -105,9 +107,39 @@ class GpuProgram:
     """The device buffers of each allocation site (by its allocator symbol), kept across calls."""
     allocated: dict[str, int] = field(default_factory=dict)
     """How many buffers each site has handed out in the current call."""
+    prefix: str = ""
+    """The program's symbol prefix (launch sites are `<prefix>_<n>`)."""
+    launchers: list[str] = field(default_factory=list)
+    """LLVM IR of the native launchers (runtime/native_launch.py), one per fast site."""
+    sites: list[tuple[str, str]] = field(default_factory=list)
+    """(site symbol, kernel name) of the fast sites; a launcher's error number indexes it."""
+    slots: dict[str, int] = field(default_factory=dict)
+    """Host address of each fast site's CUfunction global, and of the program's cuLaunchKernel
+    pointer (under the prefix), once the host code is compiled."""
 
     def begin_call(self) -> None:
+        """A new call: allocation sites start again at their first buffer, and each fast site's
+        first launch goes through Python's checks again."""
         self.allocated.clear()
+        for site, _ in self.sites:
+            ctypes.c_void_p.from_address(self.slots[site]).value = None
+
+    def go_native(self, site: str, function: int) -> None:
+        """After a checked launch: the site's later launches of this call are native."""
+        for slot, value in ((site, function), (self.prefix, cuda.launch_kernel_address())):
+            ctypes.c_void_p.from_address(self.slots[slot]).value = value
+
+    def failure(self) -> Any:
+        """The C function pointer a native launch calls when cuLaunchKernel fails."""
+
+        def failed(code: int, number: int) -> None:
+            if self.error is None:
+                name = self.sites[number][1] if 0 <= number < len(self.sites) else "?"
+                self.error = LoopoptError(f"launch of @{name}: {cuda.result_text(code)}")
+
+        pointer = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32)(failed)
+        self.callbacks.append(pointer)
+        return pointer
 
     def allocator(self, site: str) -> Any:
         """A C function pointer that returns the site's next device buffer of `nbytes`."""
@@ -148,6 +180,9 @@ class GpuProgram:
                 for position, name, nbytes in launch.constants:  # ordered before the launch
                     cuda.copy_to_global(launch.kernel.ptx, name, params[position][0], nbytes)
                 cuda.launch(kernel, grid, block, params, total)
+                handle = cuda.function_handle(kernel)
+                if launch.site and handle is not None:
+                    self.go_native(launch.site, handle)
             except LoopoptError as e:
                 shape = f"grid {'x'.join(map(str, grid))}, block {'x'.join(map(str, block))}"
                 self.error = LoopoptError(f"launch of @{launch.kernel.name} ({shape}): {e.message}")
@@ -207,12 +242,22 @@ def bind_host(
 ) -> GpuFunction:
     """The load half of `compile_gpu`: `module` (kernels taken out by `build_kernels`) with its
     launches bound to `kernels` (callbacks named `<prefix>_<n>`), its host function JITted."""
-    program = GpuProgram(kernels=dict(kernels))
+    program = GpuProgram(kernels=dict(kernels), prefix=prefix)
     host = find_host(module, func_name)
     for index, launch in enumerate(_launches(module)):
-        _lower_launch(program, launch, f"{prefix}_{index}")
+        _lower_launch(program, launch, f"{prefix}_{index}", host)
     _bind_buffers(program, module, prefix)
-    function = compile_cpu(module, func_name)
+    linked = ""
+    if program.sites:
+        linked = native_launch.program_ir(prefix, program.launchers)
+        pointer = ctypes.cast(program.failure(), ctypes.c_void_p).value
+        llvm.add_symbol(native_launch.error_symbol(prefix), pointer)
+    function = compile_cpu(module, func_name, linked)
+    engine = function.engine.engine
+    globals_ = [(site, native_launch.function_global(site)) for site, _ in program.sites]
+    globals_.append((prefix, native_launch.launch_global(prefix)))
+    if program.sites:
+        program.slots = {key: engine.get_global_value_address(name) for key, name in globals_}
     return GpuFunction(func_name, host.function_type.inputs.data, function.address, program)
 
 
@@ -258,8 +303,26 @@ def _launches(module: ModuleOp) -> list[gpu.LaunchFuncOp]:
     return [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]
 
 
-def _lower_launch(program: GpuProgram, launch: gpu.LaunchFuncOp, symbol: str) -> None:
-    """Replace `launch` by a call of `symbol`, bound to a callback that launches the kernel."""
+def _native(launch: gpu.LaunchFuncOp, host: func.FuncOp, constants: list[Any]) -> bool:
+    """Whether a launch's later launches in a call may skip Python's checks
+    (runtime/native_launch.py): every array it passes is an argument of the host function or
+    a buffer of the host's allocator, its dynamic shared memory is the kernel's constant, and
+    it copies nothing into constant memory."""
+    if launch.dynamicSharedMemorySize is not None or constants:
+        return False
+    arguments = set(host.body.block.args)
+    return all(
+        value in arguments or isinstance(value.owner, memref.AllocOp)
+        for value in launch.kernelOperands
+        if isinstance(value.type, MemRefType)
+    )
+
+
+def _lower_launch(
+    program: GpuProgram, launch: gpu.LaunchFuncOp, symbol: str, host: func.FuncOp
+) -> None:
+    """Replace `launch` by a call of `symbol`: a callback that launches the kernel, or a
+    native launcher that calls that callback for the first launch of each call."""
     ref = launch.kernel
     key = (ref.root_reference.data, ref.nested_references.data[-1].data)
     kernel = program.kernels.get(key)
@@ -290,7 +353,17 @@ def _lower_launch(program: GpuProgram, launch: gpu.LaunchFuncOp, symbol: str) ->
     args = [*sizes, shared, *operands]
     argtypes = [ct for value in args for ct in _ctypes(value.type, launch)]
     record = _Launch(kernel, argtypes[7:], _constant_params(kernel, operands, launch))
-    llvm.add_symbol(symbol, ctypes.cast(program.callback(record, argtypes), ctypes.c_void_p).value)
+    callback = symbol
+    if _native(launch, host, record.constants):
+        record.site, callback = symbol, native_launch.slow_symbol(symbol)
+        program.launchers.append(
+            native_launch.launcher_ir(
+                program.prefix, symbol, len(program.sites), passed, kernel.dynamic_shared_bytes
+            )
+        )
+        program.sites.append((symbol, kernel.name))
+    pointer = program.callback(record, argtypes)
+    llvm.add_symbol(callback, ctypes.cast(pointer, ctypes.c_void_p).value)
     module = launch.get_toplevel_object()
     assert isinstance(module, ModuleOp)
     module.body.block.add_op(func.FuncOp.external(symbol, [v.type for v in args], []))
