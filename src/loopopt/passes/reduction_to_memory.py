@@ -94,6 +94,11 @@ class ReductionToMemoryPass(LoopoptPass):
         for position, arg in enumerate(loop.body.block.args[1:]):
             found = home(loop, position)
             label = f"iter_arg %{arg.name_hint}" if arg.name_hint else f"iter_arg {position}"
+            shared = isinstance(found, Home) and any(
+                h is not None and h.store is found.store for h in homes
+            )
+            if shared:
+                found = "its result is stored where another iter_arg's result is"
             if isinstance(found, Home):
                 homes.append(found)
             elif not self.scratch:
