@@ -96,9 +96,9 @@ def _defined_after(value: SSAValue, loop: affine.ForOp) -> bool:
     return False
 
 
-def _same_outer_iteration(outer: int, ns: int, nt: int, params: Sequence[str]) -> isl.Map:
-    """{ S[s] -> S[t] : s_k = t_k for the `outer` loops around both }."""
-    s = [f"s{k}" for k in range(ns)]
+def _same_outer_iteration(outer: int, nt: int, params: Sequence[str]) -> isl.Map:
+    """{ S[s] -> S[t] : s = t_0..t_outer-1 } (s: the `outer` loops around both)."""
+    s = [f"s{k}" for k in range(outer)]
     t = [f"t{k}" for k in range(nt)]
     cons = " and ".join([f"{s[k]} = {t[k]}" for k in range(outer)] or ["true"])
     return isl.Map(
@@ -119,7 +119,7 @@ def touching(home: Access, others: Sequence[Access], params: Sequence[str]) -> A
             return other
         assert tuple(other.loops[:outer]) == home.loops
         pairs = home_map.apply_range(access_map(other, params).reverse())
-        same = _same_outer_iteration(outer, outer, len(other.loops), params)
+        same = _same_outer_iteration(outer, len(other.loops), params)
         if not pairs.intersect(same).is_empty():
             return other
     return None
