@@ -36,6 +36,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-distribute": ("loop_distribute", "LoopDistributePass"),
     "loop-fuse": ("loop_fuse", "LoopFusePass"),
     "array-expand": ("array_expand", "ArrayExpandPass"),
+    "reduction-to-memory": ("reduction_to_memory", "ReductionToMemoryPass"),
     "pad-tiles": ("pad_tiles", "PadTilesPass"),
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),

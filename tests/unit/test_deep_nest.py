@@ -110,6 +110,7 @@ PERFECT = {
     "loop-distribute{loop=i0}": DEPTH,
     "loop-fuse": DEPTH,
     "array-expand": DEPTH,
+    "scalar-replace,reduction-to-memory{scratch}": DEPTH,
     "loopopt-lower-to-llvm": 0,
     "gpu-map-loops,loopopt-lower-gpu-to-nvvm": None,
 }

@@ -115,6 +115,7 @@ CASES: dict[str, tuple[str, str]] = {
     "loop-distribute": (TWO_STATEMENTS, "loop-fuse{loops=i,j},loop-distribute{loop=i}"),
     "loop-fuse": (TWO_STATEMENTS, "loop-fuse{loops=i,j}"),
     "array-expand": (SCRATCH, "array-expand"),
+    "reduction-to-memory": (MATMUL, "scalar-replace{loop=k},reduction-to-memory"),
     "pad-tiles": (MATMUL, PAD),
     "loop-mark-parallel": (MATMUL, "loop-mark-parallel"),
     "promote": (MATMUL, SHARED),
