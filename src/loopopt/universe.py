@@ -35,6 +35,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-skew": ("loop_skew", "LoopSkewPass"),
     "loop-distribute": ("loop_distribute", "LoopDistributePass"),
     "loop-fuse": ("loop_fuse", "LoopFusePass"),
+    "loop-reschedule": ("loop_reschedule", "LoopReschedulePass"),
     "array-expand": ("array_expand", "ArrayExpandPass"),
     "pad-tiles": ("pad_tiles", "PadTilesPass"),
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
