@@ -9,7 +9,9 @@ nest. Each statement's *parallel depth* is the depth of the outermost parallel l
 (`analysis.parallel`: no dependence carried), taking the worst over the copies of a statement
 the AST makes; none is deeper than any. The new loops replace the nest when the new schedule
 pays: no statement's parallel depth gets worse and one gets better (or always with `force`);
-else they are erased and the nest stays as it is, with the reason in the outcome.
+else they are erased and the nest stays as it is, with the reason in the outcome. Nests
+deeper than `MAX_LOOPS` are left as they are (isl's scheduler's time grows steeply with the
+number of loops).
 
 Refused (a `LoopoptError`, the IR unchanged): what `nest_statements` refuses and an AST that
 `isl_ast.generate` cannot translate. Not checked here: nothing more (legality is isl's validity
@@ -33,13 +35,20 @@ Depths = dict[str, int | None]
 """Statement name -> depth of the outermost parallel loop around it (None: none)."""
 
 
+MAX_LOOPS = 8
+"""Deeper nests are left as they are: isl's scheduler takes seconds on 8 loops whose
+dependences couple them all and minutes on 10 (16 loops of an output dependence: 18 s)."""
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """What `reschedule` did: `changed`, and the parallel depths before and after."""
+    """What `reschedule` did: `changed`, the parallel depths before and after, and why the
+    nest was left as it is (`reason`, empty when changed)."""
 
     changed: bool
     old: Depths
     new: Depths
+    reason: str = ""
 
     def depths_text(self) -> str:
         """`S0 -/1, S1 2/1` (old/new per statement, `-` for no parallel loop)."""
@@ -94,22 +103,31 @@ def pays(old: Depths, new: Depths) -> bool:
 def reschedule(nest: affine.ForOp, force: bool = False) -> Outcome:
     """Reschedule `nest` where it pays (always if `force`); see the module docstring."""
     statements = nest_statements(nest)
+    if statements.width > MAX_LOOPS:
+        return Outcome(
+            False, {}, {}, f"{statements.width} loops deep (isl's scheduler: at most {MAX_LOOPS})"
+        )
     generated = generate(statements, ast_of(statements, new_schedule(statements)))
     block = nest.parent_block()
     assert block is not None, "a nest is in a block"
     for op in generated.ops:
         block.insert_op_before(op, nest)
     generated.fold()
-    outcome = Outcome(False, old_depths(statements), new_depths(generated))
-    if not force and not pays(outcome.old, outcome.new):
+    old, new = old_depths(statements), new_depths(generated)
+    if not force and not pays(old, new):
         for op in generated.ops:
             op.detach()
             op.erase()
-        return outcome
+        depths = Outcome(False, old, new).depths_text() or "no statement"
+        reason = (
+            "isl's schedule makes no statement parallel at a shallower depth (outermost "
+            f"parallel loop depth, old/new: {depths})"
+        )
+        return Outcome(False, old, new, reason)
     nest.detach()
     nest.erase()
     generated.name_loops()
-    return Outcome(True, outcome.old, outcome.new)
+    return Outcome(True, old, new)
 
 
 def reschedule_nest(nest: affine.ForOp, force: bool = False) -> bool:

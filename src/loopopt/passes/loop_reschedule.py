@@ -23,7 +23,7 @@ aliasing memrefs), given a new schedule by isl under its exact dependences
 (`analysis.isl_schedule`) and regenerated from isl's AST (`loops.isl_ast`). A nest is replaced
 only where that pays: some statement gets an outermost parallel loop shallower than before (or
 one where it had none) and none gets a deeper one (`loops.reschedule`); otherwise it is left as
-it is, with a warning that gives the depths. `force` replaces it anyway (tests). New loops are
+it is, with a warning that gives the depths (and so are nests deeper than 8 loops). `force` replaces it anyway (tests). New loops are
 named after the original loop they run for every statement under them, else `c0, c1 …`.
 """
 
@@ -66,9 +66,4 @@ class LoopReschedulePass(LoopoptPass):
             label = describe_loop(nest)
             outcome = reschedule(nest, self.force)
             if not outcome.changed:
-                warning(
-                    f"{self.name}: nest '{label}' left as it is: isl's schedule makes no "
-                    "statement parallel at a shallower depth (outermost parallel loop depth, "
-                    f"old/new: {outcome.depths_text() or 'no statement'})",
-                    op=nest,
-                )
+                warning(f"{self.name}: nest '{label}' left as it is: {outcome.reason}", op=nest)
