@@ -30,15 +30,16 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 from xdsl.dialects import affine
-from xdsl.dialects.builtin import AffineMapAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import AffineMapAttr, AffineSetAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr
+from xdsl.ir.affine.affine_set import AffineConstraintExpr, AffineConstraintKind, AffineSet
 
 from loopopt.analysis.statements import PASS, NestStatements, Statement
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects import affine_ext
 from loopopt.loops.affine_maps import BoundBuilder, fold_apply
 from loopopt.loops.bounds import new_loop
-from loopopt.loops.guard import Guard, new_if
 from loopopt.loops.nest import set_loop_name
 from loopopt.loops.tile import fresh_loop_name, name_iv
 
@@ -160,13 +161,20 @@ class _Emitter:
 
     def guard(self, node: isl.AstNode) -> affine.IfOp:
         builder = BoundBuilder()
-        results: list[AffineExpr] = []
+        constraints: list[AffineConstraintExpr] = []
         for cond in _conjuncts(node.if_get_cond()):
-            results += self.condition(cond, builder)
-        bound = builder.build(results)
+            constraints.append(self.condition(cond, builder))
+        condition = AffineSet(len(builder.dims), len(builder.syms), tuple(constraints))
         then_block = self.region(node.if_get_then_node())
-        else_block = self.region(node.if_get_else_node()) if node.if_has_else_node() else None
-        return new_if(Guard(bound.map, bound.operands), then_block, else_block)
+        else_region = (
+            Region(self.region(node.if_get_else_node())) if node.if_has_else_node() else Region()
+        )
+        return affine_ext.IfOp.build(
+            operands=[[*builder.dims, *builder.syms]],
+            result_types=[[]],
+            properties={"condition": AffineSetAttr(condition)},
+            regions=[Region(then_block), else_region],
+        )
 
     def region(self, node: isl.AstNode) -> Block:
         block = Block()
@@ -175,23 +183,20 @@ class _Emitter:
         block.add_op(affine.YieldOp.get())
         return block
 
-    def condition(self, cond: isl.AstExpr, builder: BoundBuilder) -> list[AffineExpr]:
-        """`cond` as expressions that are all >= 0."""
+    def condition(self, cond: isl.AstExpr, builder: BoundBuilder) -> AffineConstraintExpr:
+        """`cond` as `e >= 0` or `e == 0`."""
         if cond.get_type() != _EXPR.op:
             raise _refuse("has a condition that is not a comparison", self.nest)
         kind = cond.get_op_type()
         if kind not in (_OP.eq, _OP.le, _OP.lt, _OP.ge, _OP.gt):
             raise _refuse(f"has a condition loopopt does not translate ({kind})", self.nest)
         a, b = (self.expr(e, builder) for e in _args(cond))
-        if kind == _OP.eq:
-            return [a - b, b - a]
-        if kind == _OP.le:
-            return [b - a]
-        if kind == _OP.lt:
-            return [b - a - 1]
-        if kind == _OP.ge:
-            return [a - b]
-        return [a - b - 1]
+        difference = {_OP.eq: a - b, _OP.le: b - a, _OP.lt: b - a - 1, _OP.ge: a - b}.get(
+            kind, a - b - 1
+        )
+        relation = AffineConstraintKind.eq if kind == _OP.eq else AffineConstraintKind.ge
+        zero = AffineExpr.constant(0)
+        return AffineConstraintExpr(relation, difference, zero, canonicalize=False)
 
     def user(self, call: isl.AstExpr) -> list[Operation]:
         if not _is_op(call, _OP.call):
