@@ -48,7 +48,6 @@ def original_schedule(nest: NestStatements) -> isl.UnionMap:
 
 def accesses(nest: NestStatements, writes: bool) -> isl.UnionMap:
     """{ S[s] -> M[o] } of the writes (or reads), on the statements' domains."""
-    params = list(nest.params)
     result = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
     for stmt in nest.statements:
         for access in stmt.accesses:

@@ -229,9 +229,7 @@ def _check_values(runs: Sequence[Sequence[Operation]], owner: dict[Operation, in
                         continue
                     source = _statement_of(value.op, owner)
                     if source is not None and source != index:
-                        raise _refuse(
-                            "a value computed in one statement is used in another", op
-                        )
+                        raise _refuse("a value computed in one statement is used in another", op)
 
 
 def _check_accesses(accesses: Sequence[Access]) -> None:

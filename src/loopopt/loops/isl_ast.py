@@ -129,7 +129,8 @@ class _Emitter:
         inits = _args(init) if _is_op(init, _OP.max) else [init]
         lb = lower.build([self.expr(e, lower) for e in inits])
         upper = BoundBuilder()
-        ub = upper.build([r for c in _conjuncts(node.for_get_cond()) for r in self.upper(c, iterator, upper)])
+        conditions = _conjuncts(node.for_get_cond())
+        ub = upper.build([r for c in conditions for r in self.upper(c, iterator, upper)])
         loop = new_loop(lb, ub, step)
         self.env[iterator] = loop.body.block.args[0]
         self.loops.append(loop)
@@ -284,4 +285,3 @@ def generate(nest: NestStatements, ast: isl.AstNode) -> Generated:
     emitter = _Emitter(nest)
     emitter.out.ops = emitter.node(ast)
     return emitter.out
-

@@ -23,8 +23,9 @@ aliasing memrefs), given a new schedule by isl under its exact dependences
 (`analysis.isl_schedule`) and regenerated from isl's AST (`loops.isl_ast`). A nest is replaced
 only where that pays: some statement gets an outermost parallel loop shallower than before (or
 one where it had none) and none gets a deeper one (`loops.reschedule`); otherwise it is left as
-it is, with a warning that gives the depths (and so are nests deeper than 8 loops). `force` replaces it anyway (tests). New loops are
-named after the original loop they run for every statement under them, else `c0, c1 …`.
+it is, with a warning that gives the depths (and so are nests deeper than 8 loops). `force`
+replaces it anyway (tests). New loops are named after the original loop they run for every
+statement under them, else `c0, c1 …`.
 """
 
 from __future__ import annotations
