@@ -35,6 +35,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-skew": ("loop_skew", "LoopSkewPass"),
     "loop-distribute": ("loop_distribute", "LoopDistributePass"),
     "loop-fuse": ("loop_fuse", "LoopFusePass"),
+    "loop-reschedule": ("loop_reschedule", "LoopReschedulePass"),
     "array-expand": ("array_expand", "ArrayExpandPass"),
     "reduction-to-memory": ("reduction_to_memory", "ReductionToMemoryPass"),
     "pad-tiles": ("pad_tiles", "PadTilesPass"),

@@ -109,6 +109,7 @@ PERFECT = {
     "loop-skew{loops=i0,i1 factor=auto wavefront}": DEPTH,
     "loop-distribute{loop=i0}": DEPTH,
     "loop-fuse": DEPTH,
+    "loop-reschedule": DEPTH,
     "array-expand": DEPTH,
     "scalar-replace,reduction-to-memory{scratch}": DEPTH,
     "loopopt-lower-to-llvm": 0,

@@ -101,6 +101,37 @@ RING = (
     "loop-unroll{unroll-full loop=B_copy_in},pipeline-copies{loop=k_t stages=3 async}"
 )
 PAD = "loop-tile{tile-sizes=4,4,8},pad-tiles{loops=i,j,k}"
+LU = """
+func.func @lu(%A: memref<?x?xf64>, %n: index) {
+  affine.for %i = 0 to %n {
+    affine.for %j = 0 to %i {
+      affine.for %k = 0 to %j {
+        %a = affine.load %A[%i, %j] : memref<?x?xf64>
+        %b = affine.load %A[%i, %k] : memref<?x?xf64>
+        %c = affine.load %A[%k, %j] : memref<?x?xf64>
+        %p = arith.mulf %b, %c : f64
+        %s = arith.subf %a, %p : f64
+        affine.store %s, %A[%i, %j] : memref<?x?xf64>
+      } {loopopt.name = "k"}
+      %x = affine.load %A[%i, %j] : memref<?x?xf64>
+      %d = affine.load %A[%j, %j] : memref<?x?xf64>
+      %q = arith.divf %x, %d : f64
+      affine.store %q, %A[%i, %j] : memref<?x?xf64>
+    } {loopopt.name = "j"}
+    affine.for %j = %i to %n {
+      affine.for %k = 0 to %i {
+        %a = affine.load %A[%i, %j] : memref<?x?xf64>
+        %b = affine.load %A[%i, %k] : memref<?x?xf64>
+        %c = affine.load %A[%k, %j] : memref<?x?xf64>
+        %p = arith.mulf %b, %c : f64
+        %s = arith.subf %a, %p : f64
+        affine.store %s, %A[%i, %j] : memref<?x?xf64>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
 
 CASES: dict[str, tuple[str, str]] = {
     "loop-name": (MATMUL, "loop-name"),
@@ -114,6 +145,7 @@ CASES: dict[str, tuple[str, str]] = {
     "loop-skew": (MATMUL, "loop-skew{loops=i,j factor=2}"),
     "loop-distribute": (TWO_STATEMENTS, "loop-fuse{loops=i,j},loop-distribute{loop=i}"),
     "loop-fuse": (TWO_STATEMENTS, "loop-fuse{loops=i,j}"),
+    "loop-reschedule": (LU, "loop-reschedule"),
     "array-expand": (SCRATCH, "array-expand"),
     "reduction-to-memory": (MATMUL, "scalar-replace{loop=k},reduction-to-memory"),
     "pad-tiles": (MATMUL, PAD),

@@ -1,0 +1,70 @@
+"""Reschedule loop nests with isl's scheduler where that makes them more parallel
+(`loop-reschedule`).
+
+Before (lu, in place: every loop carries a dependence for its first two statements):
+    affine.for %i = 0 to 7 {
+      affine.for %j = 0 to %i { affine.for %k = 0 to %j { A[i, j] -= A[i, k] * A[k, j] }
+                                A[i, j] /= A[j, j] }
+      affine.for %j = %i to 7 { affine.for %k = 0 to %i { A[i, j] -= A[i, k] * A[k, j] } }
+    } {loopopt.name = "i"}
+After (right-looking: c0 sequential, i and the j loops parallel):
+    affine.for %c0 = 0 to 6 {
+      affine.for %i = %c0 + 1 to 7 {
+        A[i, c0] /= A[c0, c0]
+        affine.for %j = %c0 + 1 to %i { A[i, j] -= A[i, c0] * A[c0, j] } {loopopt.name = "j"}
+        affine.for %j_1 = %i to 7 { A[i, j_1] -= A[i, c0] * A[c0, j_1] } {loopopt.name = "j"}
+      } {loopopt.name = "i"}
+    } {loopopt.name = "c0"}
+
+Each top-level nest (of `func=`, of the outermost loops named `loop=`) is modelled as
+statements (`analysis.statements`: refused with an error naming the op and the reason where
+the model would not be exact: iter_args, non-affine accesses, values crossing statements, calls,
+aliasing memrefs), given a new schedule by isl under its exact dependences
+(`analysis.isl_schedule`) and regenerated from isl's AST (`loops.isl_ast`). A nest is replaced
+only where that pays: some statement gets an outermost parallel loop shallower than before (or
+one where it had none) and none gets a deeper one (`loops.reschedule`); otherwise it is left as
+it is, with a warning that gives the depths (and so are nests deeper than 8 loops). `force`
+replaces it anyway (tests). New loops are named after the original loop they run for every
+statement under them, else `c0, c1 …`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, builtin
+
+from loopopt.diagnostics import warning
+from loopopt.loops.nest import describe_loop, functions, loop_name, outermost_loops
+from loopopt.loops.reschedule import reschedule
+from loopopt.passes import LoopoptPass
+
+
+@dataclass(frozen=True)
+class LoopReschedulePass(LoopoptPass):
+    """Reschedule each top-level loop nest with isl's scheduler where it gets more parallel."""
+
+    name = "loop-reschedule"
+
+    loop: str | None = None
+    """Only the nests whose outermost loop has this name."""
+
+    force: bool = False
+    """Apply isl's schedule even where it does not make the nest more parallel."""
+
+    func: str | None = None
+    """Only this function."""
+
+    def nests(self, module: builtin.ModuleOp) -> list[affine.ForOp]:
+        found = [loop for fn in functions(module, self.func) for loop in outermost_loops(fn)]
+        if self.loop is None:
+            return found
+        return [loop for loop in found if loop_name(loop) == self.loop]
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for nest in self.nests(op):
+            label = describe_loop(nest)
+            outcome = reschedule(nest, self.force)
+            if not outcome.changed:
+                warning(f"{self.name}: nest '{label}' left as it is: {outcome.reason}", op=nest)
