@@ -262,13 +262,19 @@ def _merge_once(items: list[Item]) -> list[Item] | None:
 
 def _join_adjacent(items: list[Item]) -> list[Item]:
     """Adjacent regions become one; a pure host op between two regions (it uses no value of
-    theirs) moves ahead of the first, so they can."""
+    theirs) moves ahead of the first, so they can. A launch made earlier (by auto-schedule's
+    nest schedules) has no regions but touches memory: it stays between them."""
     joined: list[Item] = []
     for item in items:
         previous = joined[-1] if joined else None
         if isinstance(item, Region) and isinstance(previous, Region):
             previous.ops.extend(item.ops)
-        elif isinstance(item, Host) and isinstance(previous, Region) and not item.op.regions:
+        elif (
+            isinstance(item, Host)
+            and isinstance(previous, Region)
+            and not item.op.regions
+            and is_side_effect_free(item.op)
+        ):
             block = previous.ops[0].parent_block()
             assert block is not None
             item.op.detach()
