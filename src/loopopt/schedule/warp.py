@@ -27,6 +27,10 @@ banks holds in it. So a 128-bit load takes 4 wavefronts even when every lane rea
 address (2: the pair rule), and a column of an unpadded 32-wide tile 32.
 
 Registers beyond the compiler's cap spill (`spill_accesses`): local loads and stores per run.
+
+The candidates of a nest share few access patterns: a run's direct accesses (`_direct_run`),
+a copy round (`_copy_round`) and a run's buffer accesses (`_buffer_run`) are memoized on all
+they read (accesses, summary, ranges, warp 0's lanes, layout, device).
 """
 
 from __future__ import annotations
