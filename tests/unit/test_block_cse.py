@@ -64,7 +64,8 @@ def test_a_load_is_not_merged_across_a_barrier_or_an_async_copy() -> None:
         """
 builtin.module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @k(%A: memref<64xf32>) workgroup(%S: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+    gpu.func @k(%A: memref<64xf32>)
+        workgroup(%S: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
       %t = gpu.thread_id x
       %a = memref.load %S[%t] : memref<64xf32, #gpu.address_space<workgroup>>
       gpu.barrier

@@ -27,8 +27,8 @@ from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLow
 from loopopt.context import verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.lowering.affine_to_scf import lower_affine
-from loopopt.lowering.block_cse import merge_repeats
 from loopopt.lowering.arith_to_llvm import arith_patterns
+from loopopt.lowering.block_cse import merge_repeats
 from loopopt.lowering.cf_to_llvm import cf_patterns
 from loopopt.lowering.func_to_llvm import CallLowering, FuncLowering, ReturnLowering
 from loopopt.lowering.llvm_common import LoweringState, WorkgroupAlloca
