@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from loopopt.context import parse_module
-from loopopt.schedule import recipes, registers
+from loopopt.schedule import recipes, registers, resources, warp
 from loopopt.schedule.cost_model import explain, predict
 from loopopt.schedule.device import device_for
+from loopopt.schedule.space import candidates
 from loopopt.schedule.summary import summarize_module
 from loopopt.schedule.types import Access, Loop, NestSummary, Schedule
 from loopopt.schedule.warp import l1_cycles, sectors_and_lines, shared_cycles, wavefronts
@@ -348,3 +349,28 @@ def test_constant_weights_pay_for_large_filters() -> None:
         constant = predict(summary, recipes.conv(summary, *tiles, constant=True), H200)
         assert (constant.time_us < plain.time_us) == faster
         assert constant.loads_per_fma < plain.loads_per_fma
+
+
+MEMOIZED = (
+    warp._direct_run,  # pyright: ignore[reportPrivateUsage]
+    warp._fetched,  # pyright: ignore[reportPrivateUsage]
+    warp._copy_round,  # pyright: ignore[reportPrivateUsage]
+    warp._buffer_run,  # pyright: ignore[reportPrivateUsage]
+    warp._shared_cycles,  # pyright: ignore[reportPrivateUsage]
+    warp._shared_access_of,  # pyright: ignore[reportPrivateUsage]
+    resources._distinct,  # pyright: ignore[reportPrivateUsage]
+)
+
+
+@pytest.mark.parametrize("name", ["sgemm-3001", "conv2d-4096-5x5", "jacobi2d-8192"])
+def test_memoized_parts_answer_as_if_computed_afresh(name: str) -> None:
+    """The warp's memoized parts are keyed by all they read: every candidate's prediction is
+    the same whatever was asked before it (all candidates, then again backwards from empty
+    caches)."""
+    summary = summary_of(name)
+    chosen = candidates(summary, H200)
+    forward = [predict(summary, s, H200) for s in chosen]
+    for cached in MEMOIZED:
+        cached.cache_clear()
+    backward = [predict(summary, s, H200) for s in reversed(chosen)]
+    assert len(chosen) > 10 and forward == backward[::-1]

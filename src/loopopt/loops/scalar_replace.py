@@ -109,6 +109,8 @@ class Element:
     guard: list[AffineExpr] | None = None
     """For padded accesses, their condition (each expression `>= 0`) over the builder's
     placeholders; None for plain ones."""
+    wrappers: list[affine.IfOp | None] = field(default_factory=list[affine.IfOp | None])
+    """The padded load or store around each access (None: a plain one), as found once."""
 
     @property
     def stored(self) -> bool:
@@ -270,7 +272,8 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
         guard = None if padded is None else _indices(guard_map(padded), loop, builder)
         if padded is not None and guard is None:
             return f"the guard of padded {describe_access(op)} varies with the loop"
-        access = Element(indices, [_form(index, builder) for index in indices], [op], guard)
+        forms = [_form(index, builder) for index in indices]
+        access = Element(indices, forms, [op], guard, [padded])
         match = None
         for element in elements:
             same = _same(access, element, len(builder.values))
@@ -287,6 +290,7 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
         if mismatch is not None:
             return mismatch
         match.accesses.append(op)
+        match.wrappers.append(padded)
     if not elements:
         return next(iter(varying.values()), f"{name} is not accessed in the loop")
     reason = _overlap_reason(loop, elements, varying)
@@ -324,7 +328,7 @@ def _escape_reason(loop: affine.ForOp, element: Element) -> str | None:
     """Why a padded element that `loop` stores cannot be kept in registers; None if it can."""
     if element.guard is None or not element.stored:
         return None
-    reached = escape(element.accesses, loop)
+    reached = escape(element.accesses, element.wrappers, loop)
     if reached is None:
         return None
     where = describe_access(reached) if isinstance(reached, Access) else f"'{reached.name}'"
@@ -421,9 +425,9 @@ def scalar_replace(loop: affine.ForOp, arrays: Sequence[Replaceable]) -> affine.
         hint = pairs[k][0].memref.name_hint
         arg.name_hint, result.name_hint = (f"{hint}_acc", f"{hint}_out") if hint else (None, None)
     which: dict[Operation, int] = {
-        wrapper(access) or access: k
+        padded or access: k
         for k, (_, element) in enumerate(pairs)
-        for access in element.accesses
+        for access, padded in zip(element.accesses, element.wrappers, strict=True)
     }
     for op in list(block.ops):
         k = which.get(op)

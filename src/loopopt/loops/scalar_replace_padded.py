@@ -95,14 +95,17 @@ def _carried(use: Use, loop: affine.ForOp) -> list[SSAValue] | None:
 
 
 def escape(
-    accesses: Sequence[affine.LoadOp | affine.StoreOp], loop: affine.ForOp
+    accesses: Sequence[affine.LoadOp | affine.StoreOp],
+    wrappers: Sequence[affine.IfOp | None],
+    loop: affine.ForOp,
 ) -> Operation | None:
-    """The first op found that a value read by the padded loads among `accesses` (or computed
-    from one) reaches, other than a pure op inside `loop`, an affine.for inside `loop` that
-    carries it (as an init, and its yield) and the stored value of a padded store among
-    `accesses`; None when there is none, so the values read never leave those ops."""
+    """The first op found that a value read by the padded loads among `accesses` (their
+    `wrapper`s given, None for a plain one) or computed from one reaches, other than a pure op
+    inside `loop`, an affine.for inside `loop` that carries it (as an init, and its yield) and
+    the stored value of a padded store among `accesses`; None when there is none, so the
+    values read never leave those ops."""
     stores = {a for a in accesses if isinstance(a, affine.StoreOp)}
-    loads = [wrapper(a) for a in accesses if isinstance(a, affine.LoadOp)]
+    loads = [w for a, w in zip(accesses, wrappers, strict=True) if isinstance(a, affine.LoadOp)]
     pending: list[SSAValue] = [load.results[0] for load in loads if load is not None]
     seen: set[SSAValue] = set(pending)
     while pending:

@@ -8,7 +8,9 @@ After:   gpu.module @kernels {
              %0 = nvvm.read.ptx.sreg.tid.x : i32   %t = llvm.sext %0 : i32 to i64
              nvvm.barrier0                          llvm.return } }
 
-Multiply-adds are contracted into FMAs (lowering/contract.py, as nvcc does); ids and dims
+Multiply-adds are contracted into FMAs (lowering/contract.py, as nvcc does), then repeated
+computations and loads within a block merged (lowering/block_cse.py: what LLVM would merge,
+from fewer ops to lower); ids and dims
 become special-register reads, gpu.barrier nvvm.barrier0, asynchronous copies byte offsets
 (lowering/cp_async.py), and then the host's
 lowering to the llvm dialect (lowering/to_llvm.py) does the rest, with the same calling
@@ -44,6 +46,7 @@ from loopopt.dialects.loopopt import (
     SHARED_BYTES_ATTR,
 )
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
+from loopopt.lowering.block_cse import merge_repeats
 from loopopt.lowering.contract import contract_fma
 from loopopt.lowering.cp_async import linearize_async_copies, lower_shared_global
 from loopopt.lowering.gpu_constant import lower_constant_globals
@@ -149,6 +152,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
         return
     for fn in funcs:
         contract_fma(fn)
+        merge_repeats(fn)
     PatternRewriteWalker(
         GreedyRewritePatternApplier([IdLowering(), KernelLowering()], dce_enabled=False),
         apply_recursively=False,

@@ -28,6 +28,7 @@ from loopopt.context import verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.lowering.affine_to_scf import lower_affine
 from loopopt.lowering.arith_to_llvm import arith_patterns
+from loopopt.lowering.block_cse import merge_repeats
 from loopopt.lowering.cf_to_llvm import cf_patterns
 from loopopt.lowering.func_to_llvm import CallLowering, FuncLowering, ReturnLowering
 from loopopt.lowering.llvm_common import LoweringState, WorkgroupAlloca
@@ -72,6 +73,7 @@ def lower_to_llvm(
     `workgroup_alloca`."""
     _check_lowerable(module, keep_dialects)
     lower_affine(module)
+    merge_repeats(module)
     lower_scf_to_cf(module)
     state = LoweringState(module, workgroup_alloca=workgroup_alloca)
     _apply(module, [FuncLowering(state)])
@@ -88,6 +90,7 @@ def lower_to_llvm(
         ],
     )
     _finish(module, keep_dialects)
+    merge_repeats(module)
     verify_ir(module, "lowering to LLVM produced invalid IR")
 
 

@@ -27,6 +27,10 @@ banks holds in it. So a 128-bit load takes 4 wavefronts even when every lane rea
 address (2: the pair rule), and a column of an unpadded 32-wide tile 32.
 
 Registers beyond the compiler's cap spill (`spill_accesses`): local loads and stores per run.
+
+The candidates of a nest share few access patterns: a run's direct accesses (`_direct_run`),
+a copy round (`_copy_round`) and a run's buffer accesses (`_buffer_run`) are memoized on all
+they read (accesses, summary, ranges, warp 0's lanes, layout, device).
 """
 
 from __future__ import annotations
@@ -190,7 +194,7 @@ def warp_work(
     body = {n: m.thread[n] for n in names if n in schedule.unrolled}
     loops = sequential(summary, schedule, m)
     runs = m.steps * math.prod(m.thread[n] for n in loops)
-    warp_lanes = lanes(schedule, m, device)
+    lane_key = _lane_key(lanes(schedule, m, device))
     warp = WarpWork(runs=runs)
     warp.fma = m.steps * math.prod(m.thread.values()) * summary.flops / 2
     arrays = by_array(summary)
@@ -207,7 +211,7 @@ def warp_work(
         if array in schedule.constant:
             continue  # ld.const at offsets fixed by the unrolling: uniform, folded by ptxas
         if array in schedule.shared:
-            _staged(summary, schedule, device, m, accesses, body, runs, warp_lanes, warp)
+            _staged(summary, schedule, device, m, accesses, body, runs, lane_key, warp)
             continue
         held = array in schedule.registers
         if array in summary.initialized and (held or reductions_unrolled):
@@ -216,7 +220,7 @@ def warp_work(
             summary,
             accesses,
             _Runs(m.thread, 1, None, once, False) if held else _Runs(body, runs, inner, per_run),
-            warp_lanes,
+            lane_key,
             l1_lines,
             warps,
             device.shared_banks,
@@ -282,7 +286,7 @@ def _direct(
     summary: NestSummary,
     accesses: Sequence[Access],
     runs: _Runs,
-    warp_lanes: dict[str, np.ndarray],
+    lane_key: LaneKey,
     l1_lines: float,
     warps: int,
     banks: int,
@@ -291,36 +295,91 @@ def _direct(
     """Global loads and stores of `accesses` (per warp). Loads come from L2 once per run
     for the sectors distinct among the run's instructions and, when the warps' lines fit in
     L1, among REUSE_RUNS runs of the innermost sequential loop and among the block's warps."""
-    elem = accesses[0].elem_bytes
+    ranges = tuple(sorted(runs.ranges.items()))
     for write in (False, True):
-        chosen = [a for a in accesses if a.write == write]
+        chosen = tuple(a for a in accesses if a.write == write)
         if not chosen:
             continue
-        columns = np.unique(addresses(chosen, summary, runs.ranges, warp_lanes), axis=1)
-        sectors, lines = sectors_and_lines(columns, elem)
-        count = columns.shape[1]
-        warp.sectors += runs.count * sectors.sum()
-        warp.wavefronts += runs.count * l1_cycles(columns, elem, banks)
+        run = _direct_run(chosen, summary, ranges, lane_key, banks)
+        warp.sectors += runs.count * run.sectors
+        warp.wavefronts += runs.count * run.l1_cycles
         if write:
-            warp.global_stores += runs.count * count
-            warp.l2_sectors += runs.count * sectors.sum()
+            warp.global_stores += runs.count * run.count
+            warp.l2_sectors += runs.count * run.sectors
             continue
-        warp.global_loads += runs.count * count
-        fetched = float(len(np.unique(columns * elem // L2_GRANULE)))
+        warp.global_loads += runs.count * run.count
+        fetched = run.fetched
         block = resources.distinct(chosen, summary, runs.block, L2_GRANULE) / warps
         inner = runs.inner
-        if inner is not None and runs.count > 1 and lines.sum() <= l1_lines:
+        if inner is not None and runs.count > 1 and run.lines <= l1_lines:
             again = min(REUSE_RUNS, summary.loop(inner).trip)
-            extended = {**runs.ranges, inner: again}
-            columns = addresses(chosen, summary, extended, warp_lanes)
-            fetched = min(fetched, len(np.unique(columns * elem // L2_GRANULE)) / again)
+            extended = tuple(sorted({**runs.ranges, inner: again}.items()))
+            fetched = min(fetched, _fetched(chosen, summary, extended, lane_key) / again)
             wider = {**runs.block, inner: runs.block[inner] * again}
             block = resources.distinct(chosen, summary, wider, L2_GRANULE) / warps / again
         fetched = min(fetched, block) * (L2_GRANULE // SECTOR)
         warp.l2_sectors += runs.count * fetched
         if runs.in_body:
-            warp.body_sectors += runs.count * sectors.sum()
+            warp.body_sectors += runs.count * run.sectors
             warp.body_fetched += runs.count * fetched
+
+
+LaneKey = tuple[tuple[str, tuple[int, ...]], ...]
+"""Warp 0's lanes (`lanes`) as a hashable key of the memoized parts below."""
+
+
+def _lane_key(warp_lanes: dict[str, np.ndarray]) -> LaneKey:
+    return tuple((name, tuple(values.tolist())) for name, values in warp_lanes.items())
+
+
+def _lane_arrays(key: LaneKey) -> dict[str, np.ndarray]:
+    return {name: np.array(values, dtype=np.int64) for name, values in key}
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run of a thread's direct accesses of one kind (loads or stores), per warp."""
+
+    sectors: np.int64
+    """Sectors its instructions address (summed over them)."""
+    lines: np.int64
+    l1_cycles: float
+    count: int
+    """Warp instructions (distinct columns of lane addresses)."""
+    fetched: float
+    """Distinct L2_GRANULE chunks among them."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _direct_run(
+    chosen: tuple[Access, ...],
+    summary: NestSummary,
+    ranges: tuple[tuple[str, int], ...],
+    lane_key: LaneKey,
+    banks: int,
+) -> _Run:
+    """The candidates of a nest share few access patterns: memoized on the pattern."""
+    elem = chosen[0].elem_bytes
+    found = addresses(chosen, summary, dict(ranges), _lane_arrays(lane_key))
+    columns = np.unique(found, axis=1)
+    sectors, lines = sectors_and_lines(columns, elem)
+    fetched = float(len(np.unique(columns * elem // L2_GRANULE)))
+    return _Run(
+        sectors.sum(), lines.sum(), l1_cycles(columns, elem, banks), columns.shape[1], fetched
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _fetched(
+    chosen: tuple[Access, ...],
+    summary: NestSummary,
+    ranges: tuple[tuple[str, int], ...],
+    lane_key: LaneKey,
+) -> int:
+    """Distinct L2_GRANULE chunks that `chosen` touch over `ranges` (memoized)."""
+    elem = chosen[0].elem_bytes
+    columns = addresses(chosen, summary, dict(ranges), _lane_arrays(lane_key))
+    return len(np.unique(columns * elem // L2_GRANULE))
 
 
 def _staged(
@@ -331,7 +390,7 @@ def _staged(
     accesses: Sequence[Access],
     body: dict[str, int],
     runs: int,
-    warp_lanes: dict[str, np.ndarray],
+    lane_key: LaneKey,
     warp: WarpWork,
 ) -> None:
     """A shared-memory array: copied in (and out, if written) once per step, element l of
@@ -339,14 +398,74 @@ def _staged(
     registers.copy_width) V consecutive elements (l·V + v) per thread, one 128-bit global
     access where the rows stay aligned; read and written in the buffer by every run."""
     names = [loop.name for loop in summary.loops]
-    elem = accesses[0].elem_bytes
     layout = resources.shared_layout(summary, schedule, accesses[0].array)
     extents = resources.box(accesses, names, m.block)
     threads = schedule.threads_per_block
-    source = resources.array_layout(accesses[0], summary).pitch
     width = registers.copy_width(schedule, extents)
     groups = math.prod(extents) // width
     rounds = m.steps * -(-groups // threads)
+    copy = _copy_round(tuple(accesses), summary, layout, tuple(extents), threads, width, device)
+    for copy_in in (True, False):
+        if not any(a.write != copy_in for a in accesses):
+            continue
+        warp.sectors += rounds * copy.sectors
+        warp.l2_sectors += rounds * copy.sectors
+        warp.wavefronts += rounds * (copy.loads_cycles + copy.waves)
+        warp.shared_wavefronts += rounds * copy.waves
+        warp.shared_ideal += rounds * copy.ideal
+        padded = dict(schedule.params).get("padded")
+        warp.instructions += rounds * (PADDED_COPY_INSTRUCTIONS if padded else COPY_INSTRUCTIONS)
+        if copy_in:
+            warp.global_loads += rounds * copy.requests
+            warp.shared_stores += rounds * copy.stores
+            warp.step_loads += rounds * copy.requests / m.steps
+        else:
+            warp.global_stores += rounds * copy.requests
+            warp.shared_loads += rounds * copy.stores
+    ranges = tuple(sorted(body.items()))
+    for write in (False, True):
+        chosen = tuple(a for a in accesses if a.write == write)
+        if not chosen:
+            continue
+        count, waves, ideal = _buffer_run(chosen, summary, ranges, lane_key, layout, device)
+        if write:
+            warp.shared_stores += runs * count
+        else:
+            warp.shared_loads += runs * count
+        warp.shared_wavefronts += runs * waves
+        warp.shared_ideal += runs * ideal
+        warp.wavefronts += runs * waves
+
+
+@dataclass(frozen=True)
+class _CopyRound:
+    """One round of a staged array's copy (each thread one group of `width` elements), per
+    warp: the global side and the buffer side."""
+
+    sectors: np.int64
+    requests: int
+    """Global warp instructions."""
+    loads_cycles: float
+    stores: int
+    """Shared warp instructions."""
+    waves: int
+    ideal: int
+
+
+@functools.lru_cache(maxsize=4096)
+def _copy_round(
+    accesses: tuple[Access, ...],
+    summary: NestSummary,
+    layout: resources.Layout,
+    extents: tuple[int, ...],
+    threads: int,
+    width: int,
+    device: Device,
+) -> _CopyRound:
+    """Memoized: the candidates of a nest share few tile boxes and block sizes."""
+    elem = accesses[0].elem_bytes
+    source = resources.array_layout(accesses[0], summary).pitch
+    groups = math.prod(extents) // width
     lanes_count = min(device.warp_size, threads, groups)
     flat = np.arange(lanes_count, dtype=np.int64)[:, None] * width + np.arange(width)
     coords = np.unravel_index(flat, extents)
@@ -364,36 +483,23 @@ def _staged(
     ordered = coords[::-1] if layout.transposed else coords
     at_buffer = np.asarray(sum(c * p for c, p in zip(ordered, layout.pitch, strict=True)))
     stores, waves, ideal = _shared_access(at_buffer, elem, device)
-    for copy_in in (True, False):
-        if not any(a.write != copy_in for a in accesses):
-            continue
-        warp.sectors += rounds * sectors.sum()
-        warp.l2_sectors += rounds * sectors.sum()
-        warp.wavefronts += rounds * (loads_cycles + waves)
-        warp.shared_wavefronts += rounds * waves
-        warp.shared_ideal += rounds * ideal
-        padded = dict(schedule.params).get("padded")
-        warp.instructions += rounds * (PADDED_COPY_INSTRUCTIONS if padded else COPY_INSTRUCTIONS)
-        if copy_in:
-            warp.global_loads += rounds * len(sectors)
-            warp.shared_stores += rounds * stores
-            warp.step_loads += rounds * len(sectors) / m.steps
-        else:
-            warp.global_stores += rounds * len(sectors)
-            warp.shared_loads += rounds * stores
-    for write in (False, True):
-        chosen = [a for a in accesses if a.write == write]
-        if not chosen:
-            continue
-        columns = np.unique(addresses(chosen, summary, body, warp_lanes, layout), axis=1)
-        count, waves, ideal = _shared_access(columns, elem, device)
-        if write:
-            warp.shared_stores += runs * count
-        else:
-            warp.shared_loads += runs * count
-        warp.shared_wavefronts += runs * waves
-        warp.shared_ideal += runs * ideal
-        warp.wavefronts += runs * waves
+    return _CopyRound(sectors.sum(), len(sectors), loads_cycles, stores, waves, ideal)
+
+
+@functools.lru_cache(maxsize=4096)
+def _buffer_run(
+    chosen: tuple[Access, ...],
+    summary: NestSummary,
+    ranges: tuple[tuple[str, int], ...],
+    lane_key: LaneKey,
+    layout: resources.Layout,
+    device: Device,
+) -> tuple[int, int, int]:
+    """(warp instructions, wavefronts, conflict-free wavefronts) of one run's buffer
+    accesses of one kind (memoized)."""
+    found = addresses(chosen, summary, dict(ranges), _lane_arrays(lane_key), layout)
+    columns = np.unique(found, axis=1)
+    return _shared_access(columns, chosen[0].elem_bytes, device)
 
 
 def _shared_access(columns: np.ndarray, elem: int, device: Device) -> tuple[int, int, int]:
