@@ -41,10 +41,10 @@ from loopopt.passes.loop_unroll import LoopUnrollPass
 from loopopt.passes.loop_unroll_jam import LoopUnrollJamPass
 from loopopt.passes.pad_tiles import PadTilesPass
 from loopopt.passes.pipeline_copies import PipelineCopiesPass
-from loopopt.passes.promote import PromotePass
+from loopopt.passes.promote import PromotePass, buffer_prefix
 from loopopt.passes.scalar_replace import ScalarReplacePass
 from loopopt.schedule.roles import conv_roles, map_roles, matmul_roles, stencil_roles
-from loopopt.schedule.types import NestSummary, Schedule
+from loopopt.schedule.types import NestSummary, Schedule, split_key
 
 PAD = 4
 """Elements of padding per shared row (against bank conflicts)."""
@@ -62,6 +62,12 @@ def reorder(summary: NestSummary, order: Sequence[str]) -> list[ModulePass]:
         return []
     permutation = tuple(list(order).index(name) for name in band)
     return [LoopInterchangePass(loops=tuple(band), permutation=permutation)]
+
+
+def copy_prefix(key: str) -> str:
+    """The prefix of the copy loops `promote` makes for a staged operand (`A`, `A@i` → `A_i`)."""
+    array, loop = split_key(key)
+    return buffer_prefix(array, (loop,) if loop is not None else ())
 
 
 def _unroll_full(loop: str) -> LoopUnrollPass:
@@ -119,23 +125,30 @@ def matmul(
         name: size[name] if padded else min(size[name], summary.loop(name).trip) for name in band
     }
     copies: list[ModulePass] = []
-    for array, other, k_last in ((r.a, r.i, r.a_k_last), (r.b, r.j, r.b_k_last)):
-        row = box[r.k] if k_last else box[other]
+    for operand in r.operands:
+        row = box[r.k] if operand.k_last else box[operand.loop]
         vector = copy_vector if row % copy_vector == 0 else 1
-        if box[other] * box[r.k] // vector > threads[0] * threads[1]:
-            copies.append(_unroll_full(f"{array}_copy_in"))
+        if box[operand.loop] * box[r.k] // vector > threads[0] * threads[1]:
+            copies.append(_unroll_full(f"{copy_prefix(operand.key)}_copy_in"))
     compute = [_unroll_full(name) for name in (r.k, p1, p0)]
     ring = stages if stages >= 2 else 0
     pipelined = pipelined and not ring
-    transposed = () if ring else tuple(a for a, t in ((r.a, r.a_k_last), (r.b, r.b_k_last)) if t)
+    transposed = () if ring else tuple(o.key for o in r.operands if o.k_last)
     copy_ahead: list[ModulePass] = []
     if ring:
         copy_ahead = [PipelineCopiesPass(loop=kt, stages=ring, cp_async=True)]
     elif pipelined:
         copy_ahead = [PipelineCopiesPass(loop=kt)]
     promotes: list[ModulePass] = [
-        PromotePass(arrays=(a,), loop=kt, memory_space="shared", pad=PAD, transpose=a in transposed)
-        for a in (r.a, r.b)
+        PromotePass(
+            arrays=(o.array,),
+            loop=kt,
+            memory_space="shared",
+            pad=PAD,
+            transpose=o.key in transposed,
+            indexed_by=() if o.key == o.array else (o.loop,),
+        )
+        for o in r.operands
     ]
     thread_tile = LoopTilePass(loops=(p0, p1), tile_sizes=(thread[p0], thread[p1]))
     tiling: list[ModulePass]
@@ -178,7 +191,7 @@ def matmul(
         thread_tile=((p0, thread[p0]), (p1, thread[p1])),
         threads=threads,
         x_loop=r.j,
-        shared=(r.a, r.b),
+        shared=tuple(o.key for o in r.operands),
         pad=PAD,
         transposed=transposed,
         unrolled=(r.k, p1, p0),
