@@ -2,7 +2,10 @@
 
 A point loop of a tile (`loop-tile` makes them: `%it to min(%it + 32, 1000)`) runs its full
 tile instead (`%it to %it + 32`: a constant trip count, so it unrolls, maps onto a fixed number
-of threads, keeps its register tile). The iterations past the original bounds (the extension)
+of threads, keeps its register tile), and a loop with a constant lower bound and an upper bound
+that varies with outer loops (a triangle's `%j = 0 to %i + 1`, its tile loop
+`%jt = 0 to %it + 64 step 64`) runs its bounding box (`%jt = 0 to 1153 step 64`, islpy).
+The iterations past the original bounds (the extension)
 must not change the result, so every access under a padded loop that may leave its array is
 guarded (loops/padded_access.py): a load reads 0 outside the array, a store writes only inside.
 
@@ -39,6 +42,7 @@ from xdsl.ir import Block, Operation, Use
 from xdsl.ir.affine import AffineExpr
 from xdsl.traits import is_side_effect_free
 
+from loopopt.analysis.box import band_box
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
 from loopopt.dialects.loopopt import PADDED
@@ -80,10 +84,15 @@ def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
     ends = builder.exprs(upper)
     sizes = [constant_difference(end, start, len(builder.values)) for end in ends]
     full = [k for k, size in enumerate(sizes) if size is not None and size > 0]
+    if not full:
+        box = _box_upper(loop)
+        if box is not None:
+            set_bounds(loop, upper=Bound.constant(box))
+            return Padded(loop, [_result(upper, k) for k in range(len(ends))])
     if not full or sizes[full[0]] % step_of(loop):  # type: ignore[operator]
         raise LoopoptError(
             f"{pass_name}: loop '{name}' is not a tile (no upper bound 'lower + N', N a "
-            "multiple of the step)",
+            "multiple of the step) nor a loop whose upper bound varies with outer loops",
             op=loop,
         )
     keep = full[0]
@@ -91,6 +100,17 @@ def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
     if dropped:
         set_bounds(loop, upper=_result(upper, keep))
     return Padded(loop, dropped)
+
+
+def _box_upper(loop: affine.ForOp) -> int | None:
+    """Past the last iteration of `loop` over its bounding box (analysis/box.py), when its
+    lower bound is a constant and its upper bound an affine function of outer IVs (a triangle:
+    `%j = 0 to %i + 1`); else None."""
+    lower = loop.lowerBoundMap.data
+    if lower.num_dims or lower.num_symbols or len(lower.results) != 1:
+        return None
+    box = band_box([*enclosing_loops(loop), loop])
+    return box[-1][1] + 1 if box is not None else None
 
 
 def _result(bound: Bound, index: int) -> Bound:

@@ -21,7 +21,8 @@ exist only when a copy has more elements than the block has threads.
 The fast recipes (matmul, conv) fully unroll loops, so their tiles must divide the trip counts
 they unroll (schedule/space.py only offers those) unless they are padded: `matmul(padded=True)`
 runs partial tiles as full ones (`pad-tiles`: guarded accesses, zero-filled shared tiles), so
-odd sizes keep the unrolled register tile; `stencil` handles partial tiles with guards, and
+odd sizes keep the unrolled register tile, and a triangular nest (syrk's `j < i + 1`) runs on
+its bounding box; `stencil` handles partial tiles with guards, and
 `map_nest` maps any nest with a parallel loop.
 """
 
@@ -106,6 +107,12 @@ def matmul(
     r = matmul_roles(summary)
     if r is None:
         raise LoopoptError(f"matmul recipe: @{summary.func} is not C[i, j] += A[i, k] * B[k, j]")
+    varying = [loop.name for loop in summary.loops if loop.varies]
+    if varying and not padded:
+        raise LoopoptError(
+            f"matmul recipe: loop '{varying[0]}' of @{summary.func} has bounds that vary "
+            "(its tiles are padded: padded=True)"
+        )
     band = [name for name in (loop.name for loop in summary.loops) if name != r.k] + [r.k]
     size = {r.i: bm, r.j: bn, r.k: bk}
     thread = {r.i: tm, r.j: tn}
@@ -155,7 +162,8 @@ def matmul(
     if padded:  # the thread tile first: pad-tiles pads its loops too, promote sees the pads
         taken = [*(loop.name for loop in summary.loops), *(fresh(summary, f"{n}_t") for n in band)]
         tiles = [fresh_name(set(taken), f"{p}_t") for p in (p0, p1)]
-        tiling = [thread_tile, PadTilesPass(loops=(*tiles, p0, p1, r.k)), *promotes]
+        boxed = [fresh(summary, f"{n}_t") for n in band if n in varying]  # run their box
+        tiling = [thread_tile, PadTilesPass(loops=(*boxed, *tiles, p0, p1, r.k)), *promotes]
     else:
         tiling = [*promotes, thread_tile]
     steps: list[ModulePass] = [
@@ -310,8 +318,9 @@ def map_nest(summary: NestSummary, block: Sequence[int], unroll: int = 1) -> Sch
     """Any nest with a parallel loop: up to three loops of its first parallel run (the one
     gpu-map-loops puts on threadIdx.x and the innermost others) tiled by the block shape
     (`block`: threads along x, y, z), one iteration per thread; the nest's innermost loop,
-    when it lies inside the run, unrolled `unroll` times (with a remainder). Sequential loops
-    outside the run stay on the host."""
+    when it lies inside the run, unrolled `unroll` times (with a remainder). Loops whose
+    bounds vary with outer ones first run their bounding box, with guards (`pad-tiles`).
+    Sequential loops outside the run stay on the host."""
     r = map_roles(summary)
     if r is None:
         raise LoopoptError(f"map recipe: no loop of @{summary.func} is parallel")
@@ -319,7 +328,9 @@ def map_nest(summary: NestSummary, block: Sequence[int], unroll: int = 1) -> Sch
         raise LoopoptError(f"map recipe: no loop of @{summary.func} runs inside the mapped ones")
     shape = (*block, 1, 1, 1)[:3]
     size = dict(zip(r.axes, shape, strict=False))
+    varying = tuple(loop.name for loop in summary.loops if loop.varies)
     steps: list[ModulePass] = [
+        *([PadTilesPass(loops=varying)] if varying else []),  # the bounding box, guarded
         LoopTilePass(loops=tuple(r.mapped), tile_sizes=tuple(size[n] for n in r.mapped)),
         GpuMapLoopsPass(block=tuple(shape[: len(r.axes)])),
         *([LoopUnrollPass(unroll_factor=unroll, loop=r.inner)] if unroll > 1 else []),

@@ -28,9 +28,12 @@ class Loop:
 
     name: str
     trip: int
-    """Constant trip count."""
+    """Constant trip count; where the bounds vary, the trip count of its bounding box."""
     parallel: bool
     """Carries no dependence (exact analysis)."""
+    varies: bool = False
+    """Its bounds depend on outer loops of the band (syrk's `j < i + 1`): `trip` covers the
+    bounding box, which a schedule runs with guards."""
 
 
 @dataclass(frozen=True)
