@@ -238,7 +238,6 @@ def test_imperfect_nests_are_refused_at_the_inner_loop(rng: np.random.Generator)
     assert error.location is not None and error.location.startswith("t.mlir:6:")
 
 
-
 def test_a_triangular_nest_is_summarized_on_its_bounding_box(rng: np.random.Generator) -> None:
     text, _, _ = syrk(5, 4, rng)
     summary = summarize_module(parse_module(text))
