@@ -113,10 +113,26 @@ def arrays_under(loop: affine.ForOp) -> list[SSAValue]:
     return found
 
 
-def footprint(loop: affine.ForOp, memref: SSAValue, pass_name: str = "promote") -> Footprint:
-    """The footprint of `memref` under `loop`; a diagnostic when it is not a constant box."""
+def footprint(
+    loop: affine.ForOp,
+    memref: SSAValue,
+    pass_name: str = "promote",
+    selected: Sequence[Access] | None = None,
+) -> Footprint:
+    """The footprint of `memref` under `loop`; a diagnostic when it is not a constant box.
+    `selected`: only those of its accesses (loads: a subset of the reads of an array that is
+    not written under `loop`, such as syrk's A[i, k] apart from its A[j, k])."""
     what = f"{pass_name}: '{array_name(memref)}' under loop '{describe_loop(loop)}'"
     accesses = _accesses(loop, memref, what)
+    if selected is not None:
+        if any(isinstance(a, affine.StoreOp) for a in accesses):
+            raise LoopoptError(
+                f"{what} is written there: a part of its accesses cannot be promoted apart",
+                op=loop,
+            )
+        accesses = [a for a in accesses if a in selected]
+        if not accesses:
+            raise LoopoptError(f"{what}: none of the selected accesses is there", op=loop)
     _require_no_alias(loop, memref, accesses, what)
     memref_type = memref.type
     assert isinstance(memref_type, MemRefType)

@@ -2,7 +2,10 @@
 
 A point loop of a tile (`loop-tile` makes them: `%it to min(%it + 32, 1000)`) runs its full
 tile instead (`%it to %it + 32`: a constant trip count, so it unrolls, maps onto a fixed number
-of threads, keeps its register tile). The iterations past the original bounds (the extension)
+of threads, keeps its register tile), and a loop with a constant lower bound and an upper bound
+that varies with outer loops (a triangle's `%j = 0 to %i + 1`, its tile loop
+`%jt = 0 to %it + 64 step 64`) runs its bounding box (`%jt = 0 to 1153 step 64`, islpy).
+The iterations past the original bounds (the extension)
 must not change the result, so every access under a padded loop that may leave its array is
 guarded (loops/padded_access.py): a load reads 0 outside the array, a store writes only inside.
 
@@ -34,11 +37,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith, memref
-from xdsl.dialects.builtin import AffineMapAttr, UnitAttr
-from xdsl.ir import Block, Operation, Use
+from xdsl.dialects.builtin import AffineMapAttr, FloatAttr, IntegerAttr, UnitAttr
+from xdsl.ir import Block, Operation, SSAValue, Use
 from xdsl.ir.affine import AffineExpr
 from xdsl.traits import is_side_effect_free
 
+from loopopt.analysis.box import band_box
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import MaxOp
 from loopopt.dialects.loopopt import PADDED
@@ -80,10 +84,15 @@ def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
     ends = builder.exprs(upper)
     sizes = [constant_difference(end, start, len(builder.values)) for end in ends]
     full = [k for k, size in enumerate(sizes) if size is not None and size > 0]
+    if not full:
+        box = _box_upper(loop)
+        if box is not None:
+            set_bounds(loop, upper=Bound.constant(box))
+            return Padded(loop, [_result(upper, k) for k in range(len(ends))])
     if not full or sizes[full[0]] % step_of(loop):  # type: ignore[operator]
         raise LoopoptError(
             f"{pass_name}: loop '{name}' is not a tile (no upper bound 'lower + N', N a "
-            "multiple of the step)",
+            "multiple of the step) nor a loop whose upper bound varies with outer loops",
             op=loop,
         )
     keep = full[0]
@@ -91,6 +100,17 @@ def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
     if dropped:
         set_bounds(loop, upper=_result(upper, keep))
     return Padded(loop, dropped)
+
+
+def _box_upper(loop: affine.ForOp) -> int | None:
+    """Past the last iteration of `loop` over its bounding box (analysis/box.py), when its
+    lower bound is a constant and its upper bound an affine function of outer IVs (a triangle:
+    `%j = 0 to %i + 1`); else None."""
+    lower = loop.lowerBoundMap.data
+    if lower.num_dims or lower.num_symbols or len(lower.results) != 1:
+        return None
+    box = band_box([*enclosing_loops(loop), loop])
+    return box[-1][1] + 1 if box is not None else None
 
 
 def _result(bound: Bound, index: int) -> Bound:
@@ -110,11 +130,16 @@ def check_effects(loop: affine.ForOp, pass_name: str = "pad-tiles") -> None:
             )
 
 
+Extension = tuple[affine.ForOp, Bound]
+"""A padded loop and one upper bound padding dropped: its iterations at or past the bound."""
+
+
 class _Guards:
     """The guard of one access: its in-bounds conditions and, for a store, the original
-    bounds of the padded loops around it that are not proved needless."""
+    bounds of the padded loops around it that are not proved needless; for a load, the
+    `element` bounds of the stores of its element (`bounds`)."""
 
-    def __init__(self, access: Access, padded: Sequence[Padded]):
+    def __init__(self, access: Access, padded: Sequence[Padded], bounds: Sequence[Extension] = ()):
         self.access = access
         loops = enclosing_loops(access)
         self.domain = IterationDomain(loops)
@@ -122,34 +147,68 @@ class _Guards:
         self.extensions = [
             (p.loop, bound) for p in padded if p.loop in loops for bound in p.dropped
         ]
+        self.bounds = list(bounds)
+        self.element: list[Extension] = []
+        """A store's extensions that bound its element (set by `conditions`)."""
+
+    def _past(self, extension: Extension) -> AffineExpr:
+        """`>= 0` where the IV is at or past the dropped bound."""
+        loop, bound = extension
+        [end] = self.builder.exprs(bound)
+        return self.builder.value(iv(loop)) - end
 
     def conditions(self) -> list[AffineExpr] | None:
         """Each `>= 0`; None where the memref's shape is dynamic."""
         inside = in_bounds(self.access, self.builder)
         if inside is None:
             return None
-        kept = list(inside)
+        kept = list(inside) + [AffineExpr.constant(-1) - self._past(e) for e in self.bounds]
         if isinstance(self.access, affine.StoreOp):
-            for loop, bound in self.extensions:
-                [end] = self.builder.exprs(bound)
-                past = self.builder.value(iv(loop)) - end
-                if not self._harmless(inside, past, loop, bound):
-                    kept.append(AffineExpr.constant(-1) - past)
+            kept += self._store_conditions(inside)
         values = self.builder.values
         return [c for c in kept if not self.domain.holds(c, values)]
+
+    def _store_conditions(self, inside: list[AffineExpr]) -> list[AffineExpr]:
+        """A store's extensions that may execute in the array, kept in its guard when they
+        bound the element itself (only IVs of its indices: a triangle of C, like the array's
+        bounds; its loads get them too, `element`), left out when another extension implies
+        them, else proved harmless (or kept)."""
+        values = self.builder.values
+        live = [
+            e for e in self.extensions if self.domain.feasible([*inside, self._past(e)], values)
+        ]
+        indices = set(self.access.indices)
+        for extension in live:
+            loop, bound = extension
+            if {iv(loop), *bound.operands} <= indices:
+                self.element.append(extension)
+        kept = [AffineExpr.constant(-1) - self._past(e) for e in self.element]
+        covering = list(self.element)  # handled, or to be handled
+        rest = [e for e in live if e not in self.element]
+        for n, extension in enumerate(rest):
+            if any(self._implies(extension, other, inside) for other in covering + rest[n + 1 :]):
+                continue
+            covering.append(extension)
+            loop, bound = extension
+            if not self._harmless(inside, self._past(extension), loop, bound):
+                kept.append(AffineExpr.constant(-1) - self._past(extension))
+        return kept
+
+    def _implies(self, extension: Extension, other: Extension, inside: list[AffineExpr]) -> bool:
+        """Past `extension`'s bound, the IV of `other` is past its bound too (islpy)."""
+        exprs = [*inside, self._past(extension), AffineExpr.constant(-1) - self._past(other)]
+        return not self.domain.feasible(exprs, self.builder.values)
 
     def _harmless(
         self, inside: list[AffineExpr], past: AffineExpr, loop: affine.ForOp, end: Bound
     ) -> bool:
         values = self.builder.values
-        if not self.domain.feasible([*inside, past], values):
-            return True  # the element is outside the array wherever the IV is past the bound
         factors = _accumulated_factors(self.access)
         if not factors:
             return False
         zeroed: list[Use] = []
         for use in factors:
-            factor = use.operation.operands[use.index].owner
+            factor = _unzeroed(use.operation.operands[use.index]).owner
             if isinstance(factor, affine.LoadOp) and loop.is_ancestor(factor):
                 within = in_bounds(factor, self.builder)
                 if within is not None and not self.domain.feasible(
@@ -160,6 +219,22 @@ class _Guards:
         for use in zeroed:
             _zero_past(use, loop, end)
         return True
+
+
+def _unzeroed(value: SSAValue) -> SSAValue:
+    """The factor under the `arith.select (c), x, 0` around it (`_zero_past`'s): 0 wherever
+    that factor is."""
+    while isinstance(value.owner, arith.SelectOp) and _is_zero(value.owner.false_value):
+        value = value.owner.true_value
+    return value
+
+
+def _is_zero(value: SSAValue) -> bool:
+    const = value.owner
+    if not isinstance(const, arith.ConstantOp):
+        return False
+    attr = const.value
+    return isinstance(attr, FloatAttr | IntegerAttr) and attr.value.data == 0
 
 
 def _accumulated_factors(store: Access) -> list[Use]:
@@ -207,6 +282,11 @@ def _zero_past(use: Use, loop: affine.ForOp, end: Bound) -> None:
     assert block is not None
     block.insert_ops_before([apply, below, zero, select], user)
     user.operands[use.index] = select.result
+
+
+def _element(access: Access) -> tuple[object, ...]:
+    """What identifies the element an access touches: its memref, map and index values."""
+    return (access.memref, access.map, *access.indices)
 
 
 def _same_element(load: affine.LoadOp, store: affine.StoreOp) -> bool:
@@ -295,10 +375,15 @@ def pad_tiles(loops: Sequence[affine.ForOp], pass_name: str = "pad-tiles") -> No
         if not any(q.loop is not p.loop and q.loop.is_ancestor(p.loop) for q in padded)
     ]
     accesses = [op for top in tops for op in top.body.walk() if isinstance(op, Access)]
+    stores = [a for a in accesses if isinstance(a, affine.StoreOp)]
+    loads = [a for a in accesses if isinstance(a, affine.LoadOp)]
     plans: list[tuple[Access, Guard]] = []
-    for access in accesses:
-        guards = _Guards(access, padded)
+    bounds: dict[tuple[object, ...], list[Extension]] = {}  # the element bounds of stores
+    for access in [*stores, *loads]:  # a load takes the element bounds of its stores
+        guards = _Guards(access, padded, bounds.get(_element(access), []))
         conditions = guards.conditions()
+        if guards.element:
+            bounds.setdefault(_element(access), guards.element)
         if conditions is None:
             raise LoopoptError(
                 f"{pass_name}: the access to a memref of dynamic shape cannot be guarded",

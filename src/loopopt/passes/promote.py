@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import affine, builtin, func, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from loopopt.analysis.footprint import Footprint, array_name, arrays_under, footprint
 from loopopt.diagnostics import LoopoptError
@@ -85,6 +85,9 @@ class PromotePass(LoopoptPass):
     """Elements added to the innermost buffer dimension (default: see default_pad)."""
     transpose: bool = False
     """Store the box with its dimensions reversed (A[i, k] at A_shared[k - k0, i - i0])."""
+    indexed_by: tuple[str, ...] = ()
+    """Only the accesses whose indices use the IVs of the loops of these names (each array's
+    reads on one side of a contraction: syrk's A[i, k] apart from its A[j, k])."""
     func: str | None = None
     """Only this function."""
 
@@ -108,7 +111,9 @@ class PromotePass(LoopoptPass):
             for fp in footprints:
                 extents = fp.extents[::-1] if self.transpose else fp.extents
                 pad = self.pad if self.pad is not None else default_pad(extents, self.memory_space)
-                prefix = copy_loop_prefix(array_name(fp.memref), taken)
+                prefix = copy_loop_prefix(
+                    buffer_prefix(array_name(fp.memref), self.indexed_by), taken
+                )
                 taken |= {f"{prefix}_copy_in_0", f"{prefix}_copy_out_0"}
                 promote(loop, fp, MEMORY_SPACES[self.memory_space], pad, prefix, self.transpose)
 
@@ -127,7 +132,59 @@ class PromotePass(LoopoptPass):
             chosen += [m for m in found if m not in chosen]
         if not self.arrays:
             chosen = under
-        return loop, [footprint(loop, memref, self.name) for memref in chosen]
+        if not self.indexed_by:
+            return loop, [footprint(loop, memref, self.name) for memref in chosen]
+        footprints = []
+        for array in chosen:
+            selected = [a for a in _accesses_under(loop, array) if self._indexed(a)]
+            if not selected:
+                raise LoopoptError(
+                    f"promote: no access of '{array_name(array)}' under loop "
+                    f"'{describe_loop(loop)}' is indexed by loop(s) {', '.join(self.indexed_by)}",
+                    op=loop,
+                )
+            footprints.append(footprint(loop, array, self.name, selected))
+        return loop, footprints
+
+    def _indexed(self, access: affine.LoadOp | affine.StoreOp) -> bool:
+        """The access's indices use an IV of a loop named so, for every name of `indexed_by`."""
+        names = {loop_name(loop) for loop in _index_loops(access)}
+        return all(name in names for name in self.indexed_by)
+
+
+def buffer_prefix(array: str, indexed_by: tuple[str, ...] = ()) -> str:
+    """The name a promotion gives its buffer and copy loops: the array's (`A`: `A_shared`,
+    `A_copy_in_0`), with the `indexed-by` loops (`A_i`: `A_i_shared`, `A_i_copy_in_0`)."""
+    return "_".join((array, *indexed_by))
+
+
+def _accesses_under(loop: affine.ForOp, memref: SSAValue) -> list[affine.LoadOp | affine.StoreOp]:
+    return [
+        use.operation
+        for use in memref.uses
+        if isinstance(use.operation, affine.LoadOp | affine.StoreOp)
+        and loop.is_ancestor(use.operation)
+    ]
+
+
+def _index_loops(access: affine.LoadOp | affine.StoreOp) -> list[affine.ForOp]:
+    """The loops whose IVs the access's indices use (through affine.apply/min/max and pure
+    index arithmetic)."""
+    found: list[affine.ForOp] = []
+    pending = list(access.indices)
+    seen: set[SSAValue] = set()
+    while pending:
+        value = pending.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        if isinstance(value, BlockArgument):
+            owner = value.owner.parent_op()
+            if isinstance(owner, affine.ForOp) and value is owner.body.block.args[0]:
+                found.append(owner)
+        elif not value.owner.regions:
+            pending.extend(value.owner.operands)
+    return found
 
 
 def buffer_bytes(extents: tuple[int, ...], pad: int, element: Attribute) -> int:

@@ -21,7 +21,8 @@ exist only when a copy has more elements than the block has threads.
 The fast recipes (matmul, conv) fully unroll loops, so their tiles must divide the trip counts
 they unroll (schedule/space.py only offers those) unless they are padded: `matmul(padded=True)`
 runs partial tiles as full ones (`pad-tiles`: guarded accesses, zero-filled shared tiles), so
-odd sizes keep the unrolled register tile; `stencil` handles partial tiles with guards, and
+odd sizes keep the unrolled register tile, and a triangular nest (syrk's `j < i + 1`) runs on
+its bounding box; `stencil` handles partial tiles with guards, and
 `map_nest` maps any nest with a parallel loop.
 """
 
@@ -41,10 +42,10 @@ from loopopt.passes.loop_unroll import LoopUnrollPass
 from loopopt.passes.loop_unroll_jam import LoopUnrollJamPass
 from loopopt.passes.pad_tiles import PadTilesPass
 from loopopt.passes.pipeline_copies import PipelineCopiesPass
-from loopopt.passes.promote import PromotePass
+from loopopt.passes.promote import PromotePass, buffer_prefix
 from loopopt.passes.scalar_replace import ScalarReplacePass
 from loopopt.schedule.roles import conv_roles, map_roles, matmul_roles, stencil_roles
-from loopopt.schedule.types import NestSummary, Schedule
+from loopopt.schedule.types import NestSummary, Schedule, split_key
 
 PAD = 4
 """Elements of padding per shared row (against bank conflicts)."""
@@ -62,6 +63,12 @@ def reorder(summary: NestSummary, order: Sequence[str]) -> list[ModulePass]:
         return []
     permutation = tuple(list(order).index(name) for name in band)
     return [LoopInterchangePass(loops=tuple(band), permutation=permutation)]
+
+
+def copy_prefix(key: str) -> str:
+    """The prefix of the copy loops `promote` makes for a staged operand (`A`, `A@i` → `A_i`)."""
+    array, loop = split_key(key)
+    return buffer_prefix(array, (loop,) if loop is not None else ())
 
 
 def _unroll_full(loop: str) -> LoopUnrollPass:
@@ -100,6 +107,12 @@ def matmul(
     r = matmul_roles(summary)
     if r is None:
         raise LoopoptError(f"matmul recipe: @{summary.func} is not C[i, j] += A[i, k] * B[k, j]")
+    varying = [loop.name for loop in summary.loops if loop.varies]
+    if varying and not padded:
+        raise LoopoptError(
+            f"matmul recipe: loop '{varying[0]}' of @{summary.func} has bounds that vary "
+            "(its tiles are padded: padded=True)"
+        )
     band = [name for name in (loop.name for loop in summary.loops) if name != r.k] + [r.k]
     size = {r.i: bm, r.j: bn, r.k: bk}
     thread = {r.i: tm, r.j: tn}
@@ -119,30 +132,38 @@ def matmul(
         name: size[name] if padded else min(size[name], summary.loop(name).trip) for name in band
     }
     copies: list[ModulePass] = []
-    for array, other, k_last in ((r.a, r.i, r.a_k_last), (r.b, r.j, r.b_k_last)):
-        row = box[r.k] if k_last else box[other]
+    for operand in r.operands:
+        row = box[r.k] if operand.k_last else box[operand.loop]
         vector = copy_vector if row % copy_vector == 0 else 1
-        if box[other] * box[r.k] // vector > threads[0] * threads[1]:
-            copies.append(_unroll_full(f"{array}_copy_in"))
+        if box[operand.loop] * box[r.k] // vector > threads[0] * threads[1]:
+            copies.append(_unroll_full(f"{copy_prefix(operand.key)}_copy_in"))
     compute = [_unroll_full(name) for name in (r.k, p1, p0)]
     ring = stages if stages >= 2 else 0
     pipelined = pipelined and not ring
-    transposed = () if ring else tuple(a for a, t in ((r.a, r.a_k_last), (r.b, r.b_k_last)) if t)
+    transposed = () if ring else tuple(o.key for o in r.operands if o.k_last)
     copy_ahead: list[ModulePass] = []
     if ring:
         copy_ahead = [PipelineCopiesPass(loop=kt, stages=ring, cp_async=True)]
     elif pipelined:
         copy_ahead = [PipelineCopiesPass(loop=kt)]
     promotes: list[ModulePass] = [
-        PromotePass(arrays=(a,), loop=kt, memory_space="shared", pad=PAD, transpose=a in transposed)
-        for a in (r.a, r.b)
+        PromotePass(
+            arrays=(o.array,),
+            loop=kt,
+            memory_space="shared",
+            pad=PAD,
+            transpose=o.key in transposed,
+            indexed_by=() if o.key == o.array else (o.loop,),
+        )
+        for o in r.operands
     ]
     thread_tile = LoopTilePass(loops=(p0, p1), tile_sizes=(thread[p0], thread[p1]))
     tiling: list[ModulePass]
     if padded:  # the thread tile first: pad-tiles pads its loops too, promote sees the pads
         taken = [*(loop.name for loop in summary.loops), *(fresh(summary, f"{n}_t") for n in band)]
         tiles = [fresh_name(set(taken), f"{p}_t") for p in (p0, p1)]
-        tiling = [thread_tile, PadTilesPass(loops=(*tiles, p0, p1, r.k)), *promotes]
+        boxed = [fresh(summary, f"{n}_t") for n in band if n in varying]  # run their box
+        tiling = [thread_tile, PadTilesPass(loops=(*boxed, *tiles, p0, p1, r.k)), *promotes]
     else:
         tiling = [*promotes, thread_tile]
     steps: list[ModulePass] = [
@@ -178,7 +199,7 @@ def matmul(
         thread_tile=((p0, thread[p0]), (p1, thread[p1])),
         threads=threads,
         x_loop=r.j,
-        shared=(r.a, r.b),
+        shared=tuple(o.key for o in r.operands),
         pad=PAD,
         transposed=transposed,
         unrolled=(r.k, p1, p0),
@@ -297,8 +318,9 @@ def map_nest(summary: NestSummary, block: Sequence[int], unroll: int = 1) -> Sch
     """Any nest with a parallel loop: up to three loops of its first parallel run (the one
     gpu-map-loops puts on threadIdx.x and the innermost others) tiled by the block shape
     (`block`: threads along x, y, z), one iteration per thread; the nest's innermost loop,
-    when it lies inside the run, unrolled `unroll` times (with a remainder). Sequential loops
-    outside the run stay on the host."""
+    when it lies inside the run, unrolled `unroll` times (with a remainder). Loops whose
+    bounds vary with outer ones first run their bounding box, with guards (`pad-tiles`).
+    Sequential loops outside the run stay on the host."""
     r = map_roles(summary)
     if r is None:
         raise LoopoptError(f"map recipe: no loop of @{summary.func} is parallel")
@@ -306,7 +328,9 @@ def map_nest(summary: NestSummary, block: Sequence[int], unroll: int = 1) -> Sch
         raise LoopoptError(f"map recipe: no loop of @{summary.func} runs inside the mapped ones")
     shape = (*block, 1, 1, 1)[:3]
     size = dict(zip(r.axes, shape, strict=False))
+    varying = tuple(loop.name for loop in summary.loops if loop.varies)
     steps: list[ModulePass] = [
+        *([PadTilesPass(loops=varying)] if varying else []),  # the bounding box, guarded
         LoopTilePass(loops=tuple(r.mapped), tile_sizes=tuple(size[n] for n in r.mapped)),
         GpuMapLoopsPass(block=tuple(shape[: len(r.axes)])),
         *([LoopUnrollPass(unroll_factor=unroll, loop=r.inner)] if unroll > 1 else []),

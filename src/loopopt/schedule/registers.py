@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from loopopt import target
-from loopopt.schedule.resources import box, by_array, distinct, mapping
+from loopopt.schedule.resources import box, by_array, distinct, mapping, operands
 from loopopt.schedule.types import Access, Device, NestSummary, Schedule
 
 COPY_ADDRESS_REGISTERS = 3
@@ -104,8 +104,8 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
     outer = next((n for n in reversed(schedule.unrolled) if unrolled.get(n, 1) > 1), None)
     first = {outer: 1} if outer is not None else {}
     accumulators = copies = 0
-    operands: list[tuple[int, list[Access]]] = []
-    for array, accesses in by_array(summary).items():
+    read: list[tuple[int, list[Access]]] = []
+    for array, accesses in operands(summary, schedule).items():
         words = _words(accesses)
         writes = [a for a in accesses if a.write]
         if array in schedule.registers:
@@ -115,7 +115,7 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
             accumulators += words * distinct(writes, summary, {**unrolled, **streamed})
         reads = [a for a in accesses if not a.write]
         if reads and array not in schedule.registers:
-            operands.append((words, reads))
+            read.append((words, reads))
         if array in schedule.shared:
             extents = box(accesses, names, m.block)
             width = copy_width(schedule, extents)
@@ -123,7 +123,7 @@ def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
             values = 0 if schedule.stages > 1 else width * words
             guard = PADDED_COPY_REGISTERS if dict(schedule.params).get("padded") else 0
             copies += per_thread * (values + COPY_ADDRESS_REGISTERS + guard)
-    fragments = _live_operands(operands, summary, unrolled, reductions, first)
+    fragments = _live_operands(read, summary, unrolled, reductions, first)
     sequential = sum(1 for n in names if n not in schedule.unrolled and m.thread[n] > 1)
     overhead = OVERHEAD_REGISTERS + 2 * len(by_array(summary)) + sequential
     deferrable = _deferrable(summary, schedule, unrolled, outer)

@@ -2,6 +2,7 @@
 
     m = mapping(summary, s)          # per loop: extent per block, range per thread; grid, axes
     shared_bytes(summary, s)         # exact: the promoted boxes as loops/promote.py lays them out
+    operands(summary, s)             # the accesses by array, or by operand (A@i, A@j) if so staged
     distinct(accesses, summary, r)   # distinct elements (or sectors) touched over loop ranges
 
 Registers are estimated in schedule/registers.py, occupancy and misfits in
@@ -28,7 +29,7 @@ import numpy as np
 
 from loopopt.loops.promote import buffer_shape
 from loopopt.lowering.gpu_shared import slot_bytes
-from loopopt.schedule.types import Access, NestSummary, Schedule
+from loopopt.schedule.types import Access, NestSummary, Schedule, operand_key, split_key
 
 MAX_POINTS = 1 << 16
 """Enumerate at most this many iteration points to count distinct elements; beyond, a box."""
@@ -240,19 +241,41 @@ def by_array(summary: NestSummary) -> dict[str, list[Access]]:
     return groups
 
 
-def shared_shape(summary: NestSummary, schedule: Schedule, array: str) -> list[int]:
-    """The shared buffer of `array`: promote's buffer (loops/promote.py's `buffer_shape`) for
-    its box over the block tile, padded by `schedule.pad`, transposed as the schedule says."""
+def operands(summary: NestSummary, schedule: Schedule) -> dict[str, list[Access]]:
+    """The accesses grouped as the schedule treats them: by array, except that an array
+    staged per operand (`A@i` entries of `schedule.shared`) has a group per entry, each of the
+    accesses whose index uses that loop (promote{indexed-by=i}); in order of first appearance."""
+    names = [loop.name for loop in summary.loops]
+    split: dict[str, list[str]] = {}
+    for key in schedule.shared:
+        array, loop = split_key(key)
+        if loop is not None:
+            split.setdefault(array, []).append(loop)
+    groups: dict[str, list[Access]] = {}
+    for access in summary.accesses:
+        key = access.array
+        for loop in split.get(access.array, []):
+            if any(row[names.index(loop)] for row in access.coeffs):
+                key = operand_key(access.array, loop)
+                break
+        groups.setdefault(key, []).append(access)
+    return groups
+
+
+def shared_shape(summary: NestSummary, schedule: Schedule, key: str) -> list[int]:
+    """The shared buffer of `key` (an array or an operand key): promote's buffer
+    (loops/promote.py's `buffer_shape`) for its box over the block tile, padded by
+    `schedule.pad`, transposed as the schedule says."""
     m = mapping(summary, schedule)
     names = [loop.name for loop in summary.loops]
-    extents = box(by_array(summary)[array], names, m.block)
-    return buffer_shape(extents, schedule.pad, array in schedule.transposed)
+    extents = box(operands(summary, schedule)[key], names, m.block)
+    return buffer_shape(extents, schedule.pad, key in schedule.transposed)
 
 
-def shared_layout(summary: NestSummary, schedule: Schedule, array: str) -> Layout:
-    """The layout of `array`'s shared buffer for the block at the origin of the nest."""
+def shared_layout(summary: NestSummary, schedule: Schedule, key: str) -> Layout:
+    """The layout of `key`'s shared buffer for the block at the origin of the nest."""
     m = mapping(summary, schedule)
-    accesses = by_array(summary)[array]
+    accesses = operands(summary, schedule)[key]
     names = [loop.name for loop in summary.loops]
     origin = []
     for d in range(len(accesses[0].shape)):
@@ -262,20 +285,20 @@ def shared_layout(summary: NestSummary, schedule: Schedule, array: str) -> Layou
             for a in accesses
         ]
         origin.append(min(lows))
-    shape = shared_shape(summary, schedule, array)
+    shape = shared_shape(summary, schedule, key)
     pitch = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):
         pitch[d] = pitch[d + 1] * shape[d + 1]
-    return Layout(tuple(pitch), tuple(origin), array in schedule.transposed)
+    return Layout(tuple(pitch), tuple(origin), key in schedule.transposed)
 
 
 @functools.lru_cache(maxsize=1024)
 def shared_bytes(summary: NestSummary, schedule: Schedule) -> int:
     """Bytes of shared memory per block: every staged buffer (`stages` of each in a cp.async
     ring), each placed as the lowering places it (lowering/gpu_shared.py's `slot_bytes`)."""
-    groups = by_array(summary)
+    groups = operands(summary, schedule)
     total = 0
-    for array in schedule.shared:
-        size = math.prod(shared_shape(summary, schedule, array)) * groups[array][0].elem_bytes
+    for key in schedule.shared:
+        size = math.prod(shared_shape(summary, schedule, key)) * groups[key][0].elem_bytes
         total += slot_bytes(size * schedule.stages)
     return total

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from loopopt.loops.gpu_plan import contiguous_accesses, thread_x_rank
-from loopopt.schedule.types import Access, NestSummary
+from loopopt.schedule.types import Access, NestSummary, operand_key
 
 
 def _unit(row: Sequence[int]) -> int | None:
@@ -55,21 +55,43 @@ def _output(summary: NestSummary) -> tuple[str, list[int]] | None:
 
 
 @dataclass(frozen=True)
+class Operand:
+    """One factor of the product: the reads of one array on one side of the contraction (A-like:
+    indexed by i and k; B-like: by k and j), all at the same index."""
+
+    array: str
+    key: str
+    """What stages it (types.operand_key): the array's name, or `A@i` when the array is read
+    on both sides (syrk's A[i, k] * A[j, k]: two operands, two shared tiles)."""
+    loop: str
+    """The side's parallel loop: i for an A-like operand, j for a B-like one."""
+    k_last: bool
+    """k indexes the array's last dimension (its shared slice is stored transposed, k-major)."""
+
+
+@dataclass(frozen=True)
 class MatmulRoles:
-    """C[i, j] += A[.., ..] * B[.., ..] with A indexed by i and k, B by k and j."""
+    """C[i, j] += A[.., ..] * B[.., ..] with A indexed by i and k, B by k and j; more than one
+    factor on a side (or a sum of products: syr2k's A[j, k] * B[i, k] + B[j, k] * A[i, k]) gives
+    that side several operands."""
 
     i: str
     j: str
     k: str
-    a: str
-    b: str
     c: str
-    a_k_last: bool
-    """k indexes A's last dimension (its shared slice is stored transposed, k-major)."""
-    b_k_last: bool
+    a_side: tuple[Operand, ...]
+    b_side: tuple[Operand, ...]
+
+    @property
+    def operands(self) -> tuple[Operand, ...]:
+        return (*self.a_side, *self.b_side)
 
 
 def matmul_roles(summary: NestSummary) -> MatmulRoles | None:
+    """The roles of a 3-loop perfect nest whose only written array C is indexed by two parallel
+    loops i and j, and whose every other access is a read indexed by (a permutation of) i and
+    the remaining sequential loop k, or of k and j; None otherwise. The reads are grouped per
+    array and side, each group at one index; the array names may repeat across the sides."""
     out = _output(summary)
     if len(summary.loops) != 3 or out is None or len(out[1]) != 2 or summary.initialized:
         return None  # an initialized C (`C[i, j] = 0` ahead of k) is not in the recipe
@@ -77,19 +99,33 @@ def matmul_roles(summary: NestSummary) -> MatmulRoles | None:
     (k,) = {0, 1, 2} - {i, j}
     if summary.loops[k].parallel:
         return None
-    found: dict[frozenset[int], tuple[str, bool]] = {}
-    for name, accesses in _groups(summary).items():
-        if name == c:
+    sides: dict[int, dict[str, list[Access]]] = {i: {}, j: {}}
+    for access in summary.accesses:
+        if access.array == c:
             continue
-        dims = _single_map(accesses)
-        if dims is None or len(dims) != 2:
+        dims = _single_map([access])
+        if dims is None or len(dims) != 2 or k not in dims or not set(dims) & {i, j}:
             return None
-        found[frozenset(dims)] = (name, dims[-1] == k)
-    a, b = found.get(frozenset({i, k})), found.get(frozenset({k, j}))
-    if len(found) != 2 or a is None or b is None:
+        side = i if i in dims else j
+        sides[side].setdefault(access.array, []).append(access)
+    if (
+        not sides[i]
+        or not sides[j]
+        or any(_single_map(g) is None for s in sides.values() for g in s.values())
+    ):
         return None
     names = [loop.name for loop in summary.loops]
-    return MatmulRoles(names[i], names[j], names[k], a[0], b[0], c, a[1], b[1])
+    both = set(sides[i]) & set(sides[j])
+
+    def operands(side: int) -> tuple[Operand, ...]:
+        found = []
+        for array, accesses in sides[side].items():
+            key = operand_key(array, names[side]) if array in both else array
+            k_last = _unit(accesses[0].coeffs[-1]) == k
+            found.append(Operand(array, key, names[side], k_last))
+        return tuple(found)
+
+    return MatmulRoles(names[i], names[j], names[k], c, operands(i), operands(j))
 
 
 @dataclass(frozen=True)

@@ -49,9 +49,12 @@ MIN_THREADS = 32
 
 
 def classify(summary: NestSummary) -> str:
-    """matmul, conv, stencil or map, by the nest's access structure."""
+    """matmul, conv, stencil or map, by the nest's access structure (a nest whose bounds
+    vary: matmul or map, each run on its bounding box)."""
     if matmul_roles(summary) is not None:
         return "matmul"
+    if any(loop.varies for loop in summary.loops):
+        return "map"
     if conv_roles(summary) is not None:
         return "conv"
     if stencil_roles(summary) is not None:
@@ -63,7 +66,8 @@ def candidates(summary: NestSummary, device: Device) -> list[Schedule]:
     """The schedules of the nest's class that fit `device` (see the module docstring); none
     when no loop is parallel or nothing fits (`why_none` says which)."""
     kind = classify(summary)
-    found = _fitting(SPACES[kind](summary), summary, device)
+    boxed = any(loop.varies for loop in summary.loops)  # only padded tiles
+    found = [] if boxed and kind == "matmul" else _fitting(SPACES[kind](summary), summary, device)
     if not found and kind == "matmul":
         found = _fitting(_padded_matmul(summary), summary, device)
     if not found and kind != "map":

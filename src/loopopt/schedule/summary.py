@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 from xdsl.ir import Operation
 
 from loopopt.analysis.access import Aff, Dim, Symbols, map_results, memref_name
+from loopopt.analysis.box import band_box
 from loopopt.analysis.parallel import parallel_loops
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import (
@@ -70,13 +71,14 @@ def summarize(fn: Operation) -> NestSummary:
         band += perfect_band(_only_loop(band[-1]))
     _check_perfect(band)
     parallel = set(parallel_loops(band[0]))
+    lowers, trips = _box(band)
     loops = tuple(
-        Loop(name, trip, op in parallel)
-        for (name, trip), op in zip(_names_and_trips(band), band, strict=True)
+        Loop(name, trip, op in parallel, constant_bounds(op) is None)
+        for name, trip, op in zip(_names(band), trips, band, strict=True)
     )
-    accesses = tuple(_access(op, band) for op in body_ops(band[-1]) if _is_memory(op))
+    accesses = tuple(_access(op, band, lowers) for op in body_ops(band[-1]) if _is_memory(op))
     flops = sum(FLOPS.get(op.name, 0) for op in body_ops(band[-1]))
-    initialized = _initialized(inits, accesses, band)
+    initialized = _initialized(inits, accesses, band, lowers)
     return NestSummary(name, loops, accesses, flops, initialized)
 
 
@@ -100,13 +102,16 @@ def _initializations(loop: affine.ForOp) -> list[affine.StoreOp]:
 
 
 def _initialized(
-    inits: Sequence[affine.StoreOp], accesses: Sequence[Access], band: Sequence[affine.ForOp]
+    inits: Sequence[affine.StoreOp],
+    accesses: Sequence[Access],
+    band: Sequence[affine.ForOp],
+    lowers: Sequence[int],
 ) -> tuple[str, ...]:
     """The arrays of `inits`, each of whose accesses in the body is the initialized element
     (the same indices, no coefficient on the loops inside the initialization)."""
     names: list[str] = []
     for store in inits:
-        init = _access(store, band)
+        init = _access(store, band, lowers)
         mine = [a for a in accesses if a.array == init.array]
         if not mine or any((a.coeffs, a.offset) != (init.coeffs, init.offset) for a in mine):
             raise LoopoptError(
@@ -174,8 +179,8 @@ def _describe(loop: affine.ForOp) -> str:
     return loop_name(loop) or "affine.for"
 
 
-def _names_and_trips(band: Sequence[affine.ForOp]) -> list[tuple[str, int]]:
-    named: list[tuple[str, int]] = []
+def _names(band: Sequence[affine.ForOp]) -> list[str]:
+    named: list[str] = []
     for depth, loop in enumerate(band):
         name = loop_name(loop)
         if name is None:
@@ -183,16 +188,49 @@ def _names_and_trips(band: Sequence[affine.ForOp]) -> list[tuple[str, int]]:
                 f"summarize: the loop at depth {depth} has no loopopt.name (run loop-name)",
                 op=loop,
             )
-        if any(other == name for other, _ in named):
+        if name in named:
             raise LoopoptError(f"summarize: two loops of the nest are named '{name}'", op=loop)
-        trip = constant_trip_count(loop)
-        if trip is None:
-            raise LoopoptError(f"summarize: loop '{name}' has no constant trip count", op=loop)
-        named.append((name, trip))
+        named.append(name)
     return named
 
 
-def _access(op: Operation, band: Sequence[affine.ForOp]) -> Access:
+def _box(band: Sequence[affine.ForOp]) -> tuple[list[int], list[int]]:
+    """The lowest IV and the trip count of each loop: its own where its bounds are constant,
+    else its bounding box's over the band's iterations (analysis/box.py); a diagnostic for
+    bounds that are not affine in the band's outer loops, or for a varying lower bound with
+    a step (its iterations do not fall on one grid)."""
+    if all(constant_bounds(loop) is not None for loop in band):
+        lowers = [_constant_lower(loop) for loop in band]
+        return lowers, [constant_trip_count(loop) or 0 for loop in band]
+    box = band_box(band)
+    for loop in band:
+        if constant_bounds(loop) is not None:
+            continue
+        name = _describe(loop)
+        if box is None:
+            raise LoopoptError(
+                f"summarize: loop '{name}' has bounds that are not affine in the nest's outer "
+                "loops (or it runs no iteration)",
+                op=loop,
+            )
+        if step_of(loop) > 1 and loop.lowerBoundMap.data.num_dims:
+            raise LoopoptError(
+                f"summarize: loop '{name}' has a step and a lower bound that varies", op=loop
+            )
+    assert box is not None
+    steps = [step_of(loop) for loop in band]
+    return [lo for lo, _ in box], [
+        (hi - lo) // st + 1 for (lo, hi), st in zip(box, steps, strict=True)
+    ]
+
+
+def _constant_lower(loop: affine.ForOp) -> int:
+    bounds = constant_bounds(loop)
+    assert bounds is not None
+    return bounds[0]
+
+
+def _access(op: Operation, band: Sequence[affine.ForOp], lowers: Sequence[int]) -> Access:
     if not isinstance(op, affine.LoadOp | affine.StoreOp):
         raise LoopoptError(f"summarize: '{op.name}' is not an affine.load or affine.store", op=op)
     array = memref_name(op.memref)
@@ -207,7 +245,7 @@ def _access(op: Operation, band: Sequence[affine.ForOp]) -> Access:
     coeffs: list[tuple[int, ...]] = []
     offset: list[int] = []
     for dim, index in enumerate(map_results(op.map.data, op.indices, band, Symbols())):
-        row = _row(index, band)
+        row = _row(index, band, lowers)
         if row is None:
             raise LoopoptError(
                 f"summarize: index {dim} of '{array}' is not an affine function of the loop IVs",
@@ -219,7 +257,9 @@ def _access(op: Operation, band: Sequence[affine.ForOp]) -> Access:
     return Access(array, write, tuple(coeffs), tuple(offset), shape, bits // 8)
 
 
-def _row(index: Aff | None, band: Sequence[affine.ForOp]) -> tuple[tuple[int, ...], int] | None:
+def _row(
+    index: Aff | None, band: Sequence[affine.ForOp], lowers: Sequence[int]
+) -> tuple[tuple[int, ...], int] | None:
     """(coefficients over iteration numbers, constant) of one index; None if not affine."""
     if index is None:
         return None
@@ -228,8 +268,6 @@ def _row(index: Aff | None, band: Sequence[affine.ForOp]) -> tuple[tuple[int, ..
     for term, c in index.terms:
         if not isinstance(term, Dim):
             return None
-        bounds = constant_bounds(band[term.depth])
-        assert bounds is not None  # constant trip counts were checked
         coeffs[term.depth] += c * step_of(band[term.depth])
-        const += c * bounds[0]
+        const += c * lowers[term.depth]
     return tuple(coeffs), const

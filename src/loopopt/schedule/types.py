@@ -28,9 +28,12 @@ class Loop:
 
     name: str
     trip: int
-    """Constant trip count."""
+    """Constant trip count; where the bounds vary, the trip count of its bounding box."""
     parallel: bool
     """Carries no dependence (exact analysis)."""
+    varies: bool = False
+    """Its bounds depend on outer loops of the band (syrk's `j < i + 1`): `trip` covers the
+    bounding box, which a schedule runs with guards."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,18 @@ class Access:
     """Per array dimension, the constant term."""
     shape: tuple[int, ...]
     elem_bytes: int
+
+
+def operand_key(array: str, loop: str) -> str:
+    """The name of the reads of `array` whose indices use loop `loop` when a schedule stages
+    them apart from the array's other reads (`promote{arrays=A indexed-by=i}`): `A@i`."""
+    return f"{array}@{loop}"
+
+
+def split_key(key: str) -> tuple[str, str | None]:
+    """(array, loop) of an operand key; loop None for a plain array name."""
+    array, _, loop = key.partition("@")
+    return array, loop or None
 
 
 @dataclass(frozen=True)
@@ -127,11 +142,12 @@ class Schedule:
     x_loop: str
     """The loop whose consecutive iterations go to consecutive threadIdx.x."""
     shared: tuple[str, ...] = ()
-    """Arrays staged in shared memory per block tile (promote)."""
+    """Arrays staged in shared memory per block tile (promote), or operand keys (`A@i`,
+    `operand_key`) where an array's reads on two sides of a contraction get a tile each."""
     pad: int = 0
     """Elements of padding per shared row."""
     transposed: tuple[str, ...] = ()
-    """Shared buffers stored with their dimensions reversed."""
+    """Shared buffers (entries of `shared`) stored with their dimensions reversed."""
     unrolled: tuple[str, ...] = ()
     """Loops fully unrolled inside a thread (their reuse stays in registers)."""
     registers: tuple[str, ...] = ()

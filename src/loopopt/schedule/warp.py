@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loopopt.schedule import registers, resources
-from loopopt.schedule.resources import Mapping, addresses, by_array
+from loopopt.schedule.resources import Mapping, addresses, operands
 from loopopt.schedule.types import Access, Device, NestSummary, Schedule
 
 SECTOR = 32
@@ -197,7 +197,7 @@ def warp_work(
     lane_key = _lane_key(lanes(schedule, m, device))
     warp = WarpWork(runs=runs)
     warp.fma = m.steps * math.prod(m.thread.values()) * summary.flops / 2
-    arrays = by_array(summary)
+    arrays = operands(summary, schedule)
     warp.instructions = warp.fma + 20 + runs * (LOOP_INSTRUCTIONS + len(arrays))
     inner = loops[-1] if loops else None
     warps = -(-schedule.threads_per_block // device.warp_size)
@@ -211,7 +211,7 @@ def warp_work(
         if array in schedule.constant:
             continue  # ld.const at offsets fixed by the unrolling: uniform, folded by ptxas
         if array in schedule.shared:
-            _staged(summary, schedule, device, m, accesses, body, runs, lane_key, warp)
+            _staged(summary, schedule, device, m, array, accesses, body, runs, lane_key, warp)
             continue
         held = array in schedule.registers
         if array in summary.initialized and (held or reductions_unrolled):
@@ -259,14 +259,14 @@ def spill_accesses(
     spilled -= cold
     points = math.prod(body.values())
     uses = kept = 0
-    for array, accesses in by_array(summary).items():
+    for array, accesses in operands(summary, schedule).items():
         if array in schedule.registers or any(a.write for a in accesses):
             continue
         uses += points * len(accesses)
         kept += resources.distinct(accesses, summary, body)
-    operands = min(spilled, parts.fragments)
-    total += operands * (uses / kept if kept else 1.0)
-    return total + 2 * (spilled - operands) * reduction
+    fragments = min(spilled, parts.fragments)
+    total += fragments * (uses / kept if kept else 1.0)
+    return total + 2 * (spilled - fragments) * reduction
 
 
 @dataclass(frozen=True)
@@ -387,6 +387,7 @@ def _staged(
     schedule: Schedule,
     device: Device,
     m: Mapping,
+    key: str,
     accesses: Sequence[Access],
     body: dict[str, int],
     runs: int,
@@ -398,7 +399,7 @@ def _staged(
     registers.copy_width) V consecutive elements (l·V + v) per thread, one 128-bit global
     access where the rows stay aligned; read and written in the buffer by every run."""
     names = [loop.name for loop in summary.loops]
-    layout = resources.shared_layout(summary, schedule, accesses[0].array)
+    layout = resources.shared_layout(summary, schedule, key)
     extents = resources.box(accesses, names, m.block)
     threads = schedule.threads_per_block
     width = registers.copy_width(schedule, extents)

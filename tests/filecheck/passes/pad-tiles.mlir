@@ -78,6 +78,41 @@ func.func @matmul(%A: memref<50x21xf32>, %B: memref<21x37xf32>, %C: memref<50x37
 
 // -----
 
+// A triangle, C[i, j] += A[i, k] * B[j, k] for j <= i: j (0 to i + 1) runs its bounding box
+// (0 to 16). Its dropped bound i + 1 bounds C's element itself (only i and j): it joins the
+// guard of C's store and of C's load (scalar-replace sees one guard), and no factor is zeroed
+// (past k = 21 A and B are out of bounds: 0 * 0).
+
+// CHECK-LABEL: func.func @triangle
+// CHECK:       affine.for %[[I:.*]] = {{.*}} to affine_map<(d0) -> ((d0 + 8))>(%{{.*}}) {
+// CHECK-NEXT:    affine.for %[[J:.*]] = 0 to 16 {
+// CHECK:           affine.if affine_set<(d0, d1) : ((d0 + (d1 * -1)) >= 0)>(%[[I]], %[[J]]) -> (f32) {
+// CHECK-NEXT:        affine.load %C[%[[I]], %[[J]]]
+// CHECK-NOT:       arith.select
+// CHECK:           affine.if affine_set<(d0, d1) : ((d0 + (d1 * -1)) >= 0)>(%[[I]], %[[J]]) {
+// CHECK-NEXT:        affine.store %{{.*}}, %C[%[[I]], %[[J]]]
+func.func @triangle(%C: memref<16x16xf32>, %A: memref<16x21xf32>, %B: memref<16x21xf32>) {
+  affine.for %it = 0 to 16 step 8 {
+    affine.for %kt = 0 to 21 step 8 {
+      affine.for %i = affine_map<(d0) -> (d0)>(%it) to affine_map<(d0) -> (d0 + 8)>(%it) {
+        affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) {
+          affine.for %k = affine_map<(d0) -> (d0)>(%kt) to min affine_map<(d0) -> (d0 + 8, 21)>(%kt) {
+            %c = affine.load %C[%i, %j] : memref<16x16xf32>
+            %a = affine.load %A[%i, %k] : memref<16x21xf32>
+            %b = affine.load %B[%j, %k] : memref<16x21xf32>
+            %p = arith.mulf %a, %b : f32
+            %s = arith.addf %c, %p : f32
+            affine.store %s, %C[%i, %j] : memref<16x16xf32>
+          } {loopopt.name = "k"}
+        } {loopopt.name = "j"}
+      } {loopopt.name = "i"}
+    } {loopopt.name = "k_t"}
+  } {loopopt.name = "it"}
+  return
+}
+
+// -----
+
 // Not an accumulation: C = A * B overwrites C. Past k = 21 the store would write A * B with
 // zero factors, so it keeps k's bound (%k <= 20) in its guard.
 
@@ -179,7 +214,7 @@ func.func @divides(%A: memref<32x32xf32>, %B: memref<32x32xf32>, %C: memref<32x3
 
 func.func @not_a_tile(%A: memref<10xf32>) {
   affine.for %it = 0 to 10 step 4 {
-    // expected-error@+1 {{pad-tiles: loop 'i' is not a tile (no upper bound 'lower + N', N a multiple of the step)}}
+    // expected-error@+1 {{pad-tiles: loop 'i' is not a tile (no upper bound 'lower + N', N a multiple of the step) nor a loop whose upper bound varies with outer loops}}
     affine.for %i = affine_map<(d0) -> (d0)>(%it) to min affine_map<(d0) -> (d0 * 2, 10)>(%it) {
       %a = affine.load %A[%i] : memref<10xf32>
     } {loopopt.name = "i"}

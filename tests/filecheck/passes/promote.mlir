@@ -8,6 +8,11 @@
 // RUN: not loopopt-opt %s -p promote 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not loopopt-opt %s -p 'promote{loop=i_t memory-space=global}' 2>&1 | filecheck %s --check-prefix=SPACE
 // NOLOOP: error: promote: missing option loop=NAME
+// RUN: loopopt-opt %s -p 'promote{func=aat loop=k_t arrays=A memory-space=shared indexed-by=i},promote{func=aat loop=k_t arrays=A memory-space=shared indexed-by=j}' | filecheck %s --check-prefix=OPERANDS
+// RUN: not loopopt-opt %s -p 'promote{func=aat loop=k_t arrays=A indexed-by=k_t}' 2>&1 | filecheck %s --check-prefix=NOACCESS
+// RUN: not loopopt-opt %s -p 'promote{func=aat loop=k_t arrays=C indexed-by=i}' 2>&1 | filecheck %s --check-prefix=WRITTEN
+// NOACCESS: error: promote: no access of 'A' under loop 'k_t' is indexed by loop(s) k_t
+// WRITTEN: error: promote: 'C' under loop 'k_t' is written there: a part of its accesses cannot be promoted apart
 // SPACE: error: promote: memory-space must be local or shared, not 'global'
 
 // Hand-tiled matmul 40x40x20, tiles 32x32x8, point loops clipped with min (partial tiles).
@@ -198,6 +203,45 @@ func.func @transpose(%A: memref<64x64xf32>, %B: memref<64x64xf32>) {
     } {loopopt.name = "j_t"}
   } {loopopt.name = "i_t"}
   return
+}
+
+// -----
+
+// C[i, j] += A[i, k] * A[j, k] (AAᵀ, syrk's product): A is read on both sides, each read gets
+// a buffer of its own (A_i_shared: rows i_t.., A_j_shared: rows j_t..), copy loops named so.
+// OPERANDS-LABEL: func.func @aat
+// OPERANDS-DAG:  %[[AI:.*]] = memref.alloca() {{.*}} : memref<16x8xf32, 3 : i64>
+// OPERANDS-DAG:  %[[AJ:.*]] = memref.alloca() {{.*}} : memref<16x8xf32, 3 : i64>
+// OPERANDS:      affine.for %[[IT:.*]] = 0 to 37 step 16 {
+// OPERANDS-NEXT:   affine.for %[[JT:.*]] = 0 to 29 step 16 {
+// OPERANDS-NEXT:     affine.for %[[KT:.*]] = 0 to 23 step 8 {
+// OPERANDS:            affine.load %A[%[[JT]] + %{{.*}}, %[[KT]] + %{{.*}}] : memref<37x23xf32>
+// OPERANDS:          } {loopopt.name = "A_j_copy_in_0", loopopt.copy}
+// OPERANDS:            affine.load %A[%[[IT]] + %{{.*}}, %[[KT]] + %{{.*}}] : memref<37x23xf32>
+// OPERANDS:          } {loopopt.name = "A_i_copy_in_0", loopopt.copy}
+// OPERANDS:              affine.load %[[AI]][%[[I:.*]] + %[[IT]] * -1, %[[K:.*]] + %[[KT]] * -1]
+// OPERANDS:              affine.load %[[AJ]][%[[J:.*]] + %[[JT]] * -1, %[[K]] + %[[KT]] * -1]
+// OPERANDS-NOT:          affine.load %A
+func.func @aat(%C: memref<37x29xf32>, %A: memref<37x23xf32>) {
+  affine.for %it = 0 to 37 step 16 {
+    affine.for %jt = 0 to 29 step 16 {
+      affine.for %kt = 0 to 23 step 8 {
+        affine.for %i = affine_map<(d0) -> (d0)>(%it) to min affine_map<(d0) -> (d0 + 16, 37)>(%it) {
+          affine.for %j = affine_map<(d0) -> (d0)>(%jt) to min affine_map<(d0) -> (d0 + 16, 29)>(%jt) {
+            affine.for %k = affine_map<(d0) -> (d0)>(%kt) to min affine_map<(d0) -> (d0 + 8, 23)>(%kt) {
+              %c = affine.load %C[%i, %j] : memref<37x29xf32>
+              %x = affine.load %A[%i, %k] : memref<37x23xf32>
+              %y = affine.load %A[%j, %k] : memref<37x23xf32>
+              %p = arith.mulf %x, %y : f32
+              %s = arith.addf %c, %p : f32
+              affine.store %s, %C[%i, %j] : memref<37x29xf32>
+            } {loopopt.name = "k"}
+          } {loopopt.name = "j"}
+        } {loopopt.name = "i"}
+      } {loopopt.name = "k_t"}
+    } {loopopt.name = "j_t"}
+  } {loopopt.name = "i_t"}
+  func.return
 }
 
 // -----
