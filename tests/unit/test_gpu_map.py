@@ -821,3 +821,45 @@ def test_block_group_leaves_one_dimensional_grids_and_block_loops_alone(
 def test_block_group_must_be_positive() -> None:
     with pytest.raises(LoopoptError, match="block-group=0 must be at least 1"):
         mapped(VADD, block_group=0)
+
+
+TRIANGLE = """
+func.func @tri(%A: memref<37x37xf32>, %B: memref<37x37xf32>, %c: index) {
+  affine.for %i = affine_map<()[s0] -> (s0 + 1)>()[%c] to 37 {
+    affine.for %j = affine_map<(d0) -> (d0)>(%i) to 37 {
+      %a = affine.load %A[%i, %j] : memref<37x37xf32>
+      %b = affine.load %A[%j, %i] : memref<37x37xf32>
+      %s = arith.addf %a, %b : f32
+      affine.store %s, %B[%i, %j] : memref<37x37xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+"""A parallel triangle (j from i) whose start the host knows only at run time (%c)."""
+
+
+def test_a_triangle_runs_on_its_bounding_box_over_a_2d_grid(rng: np.random.Generator) -> None:
+    module = mapped(TRIANGLE)
+    (kernel,) = kernels_of(module)
+    assert mapping(kernel) == {
+        "block_x": "j_t",
+        "thread_x": "j",
+        "block_y": "i_t",
+        "thread_y": "i",
+    }
+    guards = [op for op in kernel.walk() if isinstance(op, affine.IfOp)]
+    assert any(
+        "d1 + (d0 * -1)" in str(g.condition.data) or "d0 + (d1 * -1)" in str(g.condition.data)
+        for g in guards
+    )  # j >= i, on the box
+    a = rng.standard_normal((37, 37)).astype(np.float32)
+    for c in (0, 5, 36):
+        b = np.full((37, 37), np.nan, np.float32)
+        expected = b.copy()
+        for i in range(c + 1, 37):
+            expected[i, i:] = a[i, i:] + a[i:, i]
+        emulated = module.clone()
+        emulate(emulated)
+        run_function(emulated, "tri", [a, b, c])
+        np.testing.assert_array_equal(b, expected)

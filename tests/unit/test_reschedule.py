@@ -329,4 +329,4 @@ def test_loops_named_after_the_original_iterator_or_fresh() -> None:
     module = parse_module(LU, "test.mlir", make_context())
     reschedule(outermost_loops(module)[0])
     names = [loop_name(op) for op in module.walk() if isinstance(op, affine.ForOp)]
-    assert names == ["c0", "i", "j", "j"]
+    assert names == ["c0", "i", "i", "j", "i", "j"]  # the division, then each update nest

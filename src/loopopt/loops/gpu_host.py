@@ -26,6 +26,7 @@ Not checked here: resource limits of the kernels (gpu_plan and the backend check
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -37,8 +38,9 @@ from loopopt.analysis.distribution import distribution_groups
 from loopopt.analysis.legality import is_permutation_legal, require_distribution_legal
 from loopopt.analysis.parallel import is_parallel, parallel_loops
 from loopopt.diagnostics import LoopoptError
+from loopopt.loops.box import box_band
 from loopopt.loops.distribute import distribute
-from loopopt.loops.gpu_plan import KernelPlan, plan_kernel
+from loopopt.loops.gpu_plan import KernelPlan, plan_kernel, point_loop_of
 from loopopt.loops.interchange import permute_band
 from loopopt.loops.nest import body_ops, host_buffer_op, perfect_band
 from loopopt.loops.outline import captured_values
@@ -115,6 +117,9 @@ class Planner:
             return Host(op)
         if isinstance(op, affine.ForOp):
             op = parallel_first(op, self.pass_name)
+            prefix = list(itertools.takewhile(is_parallel, perfect_band(op)))
+            if len(prefix) > 1 and not any(point_loop_of(loop) for loop in prefix):
+                box_band(prefix, self.pass_name)  # not tiled bands: a point loop is no triangle
             plan = plan_kernel(op, self.block_sizes, self.grid, self.pass_name)
             if plan is not None:
                 return Kernel(op, plan)

@@ -11,8 +11,9 @@
 // NOFUNC: error: no function named 'nope'
 
 // lu in place: as written, i and the first j carry dependences, so only the second j loop is
-// parallel. Rescheduled right-looking: c0 (the old k, the j of the division) outside, i and the
-// j loops parallel inside it, the division hoisted out of the j loop.
+// parallel. Rescheduled right-looking: c0 (the old k, the j of the division) outside; inside it
+// (strongly connected components serialized) the division over i, then each update as its own
+// parallel (i, j) nest.
 // CHECK-LABEL: func.func @lu
 // CHECK-SAME:    (%[[A:.*]]: memref<?x?xf64>, %[[N:.*]]: index)
 // CHECK:       affine.for %[[C0:.*]] = 0 to affine_map<()[s0] -> ((s0 + -1))>()[%[[N]]] {
@@ -21,14 +22,18 @@
 // CHECK-NEXT:      affine.load %[[A]][%[[C0]], %[[C0]]]
 // CHECK-NEXT:      arith.divf
 // CHECK-NEXT:      affine.store %{{.*}}, %[[A]][%[[I]], %[[C0]]]
-// CHECK-NEXT:      affine.for %[[J:.*]] = affine_map<(d0) -> ((d0 + 1))>(%[[C0]]) to affine_map<(d0) -> (d0)>(%[[I]]) {
-// CHECK-NEXT:        affine.load %[[A]][%[[I]], %[[J]]]
-// CHECK-NEXT:        affine.load %[[A]][%[[I]], %[[C0]]]
+// CHECK-NEXT:    } {loopopt.name = "i"}
+// CHECK-NEXT:    affine.for %[[I1:.*]] = affine_map<(d0) -> ((d0 + 2))>(%[[C0]]) to %[[N]] {
+// CHECK-NEXT:      affine.for %[[J:.*]] = affine_map<(d0) -> ((d0 + 1))>(%[[C0]]) to affine_map<(d0) -> (d0)>(%[[I1]]) {
+// CHECK-NEXT:        affine.load %[[A]][%[[I1]], %[[J]]]
+// CHECK-NEXT:        affine.load %[[A]][%[[I1]], %[[C0]]]
 // CHECK-NEXT:        affine.load %[[A]][%[[C0]], %[[J]]]
-// CHECK:             affine.store %{{.*}}, %[[A]][%[[I]], %[[J]]]
+// CHECK:             affine.store %{{.*}}, %[[A]][%[[I1]], %[[J]]]
 // CHECK-NEXT:      } {loopopt.name = "j"}
-// CHECK-NEXT:      affine.for %[[J2:.*]] = affine_map<(d0) -> (d0)>(%[[I]]) to %[[N]] {
-// CHECK:             affine.store %{{.*}}, %[[A]][%[[I]], %[[J2]]]
+// CHECK-NEXT:    } {loopopt.name = "i"}
+// CHECK-NEXT:    affine.for %[[I2:.*]] = affine_map<(d0) -> ((d0 + 1))>(%[[C0]]) to %[[N]] {
+// CHECK-NEXT:      affine.for %[[J2:.*]] = affine_map<(d0) -> (d0)>(%[[I2]]) to %[[N]] {
+// CHECK:             affine.store %{{.*}}, %[[A]][%[[I2]], %[[J2]]]
 // CHECK-NEXT:      } {loopopt.name = "j"}
 // CHECK-NEXT:    } {loopopt.name = "i"}
 // CHECK-NEXT:  } {loopopt.name = "c0"}
