@@ -142,7 +142,7 @@ def test_whole_functions_on_the_cpu_match_plain_python(name: str, rng: np.random
             np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["jacobi_2d", "atax", "gemver", "fdtd_2d"])
+@pytest.mark.parametrize("name", ["jacobi_2d", "atax", "gemver", "fdtd_2d", "covariance"])
 def test_whole_functions_on_the_emulated_gpu_match_plain_python(
     name: str, rng: np.random.Generator
 ) -> None:

@@ -62,6 +62,9 @@ from loopopt.schedule.types import Device, NestSummary, Schedule
 
 GPU_MAPPING = "gpu-map-loops"
 
+FALLBACKS = 3
+"""Candidates tried in rank order when a schedule's loop-level pass refuses the nest."""
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -255,23 +258,51 @@ class AutoSchedulePass(LoopoptPass):
         choice = replace(choose(callee, device), func=fn, nest=loop_name(nest) or "?")
         if self.explain and not dry:
             print("\n".join(self.explain_choice(choice, device)), file=out)
-        if choice.ranked and not dry:
-            schedule = choice.ranked[0][0]
-            host, kernel = split_pipeline(schedule.passes)
-            if not self.gpu:
-                host = [p for p in host if p.name != GPU_MAPPING]
-                kernel = []
-            target = callee.sym_name.data
-            for p in host:
-                self.run(ctx, op, only(p, target))
-            for launched in launched_kernels(callee) if kernel else []:
-                for p in kernel:
-                    self.run(ctx, op, only(p, launched))
+        applied = False
+        for schedule, _ in choice.ranked[:FALLBACKS] if not dry else []:
+            callee, applied = self.apply_schedule(ctx, op, callee, schedule, out)
+            if applied:
+                break
         kernels = launched_kernels(callee)
         inline_call(call, callee)
         for name in kernels:  # named after the function, as gpu-map-loops names them
             rename_kernel(op, name, kernel_name(kernel_module(op), fn))
-        return bool(choice.ranked)
+        return applied if not dry else bool(choice.ranked)
+
+    def apply_schedule(
+        self,
+        ctx: Context,
+        op: builtin.ModuleOp,
+        callee: func.FuncOp,
+        schedule: Schedule,
+        out: TextIO,
+    ) -> tuple[func.FuncOp, bool]:
+        """Apply `schedule` to the outlined nest `callee`: (the function, True); or, where one
+        of its loop-level passes refuses the nest before any kernel exists (a candidate the
+        space offered wrongly), the function as it was and False, with a warning."""
+        host, kernel = split_pipeline(schedule.passes)
+        if not self.gpu:
+            host = [p for p in host if p.name != GPU_MAPPING]
+            kernel = []
+        target = callee.sym_name.data
+        saved = callee.clone()
+        try:
+            for p in host:
+                self.run(ctx, op, only(p, target))
+        except LoopoptError as e:
+            if launched_kernels(callee):
+                raise
+            Rewriter.replace_op(callee, saved)
+            print(
+                f"warning: {self.name}: {schedule.key()} refused ({e.message}); the next candidate",
+                file=out,
+            )
+            return saved, False
+        saved.erase()
+        for launched in launched_kernels(callee) if kernel else []:
+            for p in kernel:
+                self.run(ctx, op, only(p, launched))
+        return callee, True
 
     @staticmethod
     def run(ctx: Context, op: builtin.ModuleOp, p: ModulePass) -> None:
