@@ -142,7 +142,9 @@ def test_whole_functions_on_the_cpu_match_plain_python(name: str, rng: np.random
             np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["jacobi_2d", "atax", "gemver", "fdtd_2d", "covariance"])
+@pytest.mark.parametrize(
+    "name", ["jacobi_2d", "atax", "gemver", "fdtd_2d", "covariance", "lu", "cholesky", "seidel_2d"]
+)
 def test_whole_functions_on_the_emulated_gpu_match_plain_python(
     name: str, rng: np.random.Generator
 ) -> None:
@@ -209,3 +211,24 @@ def test_a_launch_between_two_regions_keeps_its_place(rng: np.random.Generator) 
     got = [a.copy(), np.zeros(300, np.float32)]
     run_function(module, "f", got)
     np.testing.assert_allclose(got[1], np.cumsum(expected), rtol=1e-4)
+
+
+def test_deep_sequential_nests_are_rescheduled_into_a_host_loop_of_parallel_kernels(
+    rng: np.random.Generator,
+) -> None:
+    """lu as the front-end writes it (a scalar temporary, three sequential loops): its iter_args
+    move to memory and isl's schedule leaves one host loop around 2-D kernels; trisolv (a
+    sequential loop around a reduction) keeps its single-block region."""
+    for name, expected in (("lu", ["host"]), ("trisolv", [])):
+        f, inputs = pb.CASES[name]
+        module = Kernel(f).module(*inputs(rng))
+        PassPipeline.parse_spec(all_passes(), "auto-schedule{device=sm_90}").apply(
+            make_context(), module
+        )
+        (host,) = functions(module, f.__name__)
+        marks = [
+            op.attributes["loopopt.mapping"].data
+            for op in host.walk()
+            if isinstance(op, affine.ForOp) and "loopopt.mapping" in op.attributes
+        ]
+        assert marks == expected, name

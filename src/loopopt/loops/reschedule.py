@@ -20,7 +20,7 @@ constraints on exact dependences).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine
@@ -100,8 +100,13 @@ def pays(old: Depths, new: Depths) -> bool:
     return better
 
 
-def reschedule(nest: affine.ForOp, force: bool = False) -> Outcome:
-    """Reschedule `nest` where it pays (always if `force`); see the module docstring."""
+def reschedule(
+    nest: affine.ForOp,
+    force: bool = False,
+    accept: Callable[[Depths, Depths], bool] | None = None,
+) -> Outcome:
+    """Reschedule `nest` where it pays (always if `force`; `accept(old, new)` instead of `pays`
+    where given); see the module docstring."""
     statements = nest_statements(nest)
     if statements.width > MAX_LOOPS:
         return Outcome(
@@ -114,7 +119,7 @@ def reschedule(nest: affine.ForOp, force: bool = False) -> Outcome:
         block.insert_op_before(op, nest)
     generated.fold()
     old, new = old_depths(statements), new_depths(generated)
-    if not force and not pays(old, new):
+    if not force and not (accept or pays)(old, new):
         for op in generated.ops:
             op.detach()
             op.erase()

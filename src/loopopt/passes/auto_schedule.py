@@ -7,7 +7,11 @@ After:   what the best candidate's pipeline makes of it, e.g. for SGEMM
          loop-tile{tile-sizes=128,64,16},promote{arrays=A loop=k_t …},…,gpu-map-loops{block=16,16},…
 
 On the GPU, each function's scratch arrays that make its loops sequential are first expanded
-where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)). Then, for
+where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)), and each
+top-level nest that would run as a single-block region with three sequential loops around its
+statements (lu, cholesky, seidel-2d as written) is rescheduled by isl where that leaves one
+sequential loop around parallel nests (`loop-reschedule` after `reduction-to-memory`:
+passes/loop_reschedule.reschedule_deep). Then, for
 each nest of each function (schedule/nests.py: the nests at the top of the function and in
 its host loops whose values from outside the host computes; a parallel loop around several nests
 is split first, as gpu-map-loops splits it): outline the nest into a function of its own
@@ -56,6 +60,7 @@ from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
+from loopopt.passes.loop_reschedule import reschedule_deep
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
 from loopopt.schedule.roles import map_roles
 from loopopt.schedule.types import Device, NestSummary, Schedule
@@ -191,6 +196,8 @@ class AutoSchedulePass(LoopoptPass):
         scratch arrays that make a nest's loops sequential are expanded first (array-expand)."""
         if self.gpu:
             expand_function(fn)
+            for nest in [o for o in fn.body.block.ops if isinstance(o, affine.ForOp)]:
+                reschedule_deep(nest)
         self.walk(ctx, op, fn.body.block, device, out)
         if self.gpu:
             self.run(ctx, op, only(GpuMapLoopsPass(), fn.sym_name.data))
