@@ -1,13 +1,13 @@
 """Multi-stage software pipelining of a kernel loop's copies into shared memory with cp.async.
 
 Before (after `promote{memory-space=shared}`, `gpu-map-loops{copy-vector=4}`, unrolled copies):
-    %B_shared = memref.alloca() : memref<16x68xf32, 3>
+    gpu.func @k(...) workgroup(%B_shared : memref<16x68xf32, 3>) kernel {
     affine.for %k_t = 0 to 256 step 16 {
       %v0 = affine.load %B[%k_t + %r, %j_t + %c]      affine.store %v0, %B_shared[%r, %c]
       ... (%v1, %v2, %v3 at %c + 1, + 2, + 3)
       gpu.barrier   <compute on %B_shared>   gpu.barrier }
 After (stages = 3):
-    %B_shared = memref.alloca() : memref<3x16x68xf32, 3>                  (a ring of 3 tiles)
+    gpu.func @k(...) workgroup(%B_shared : memref<3x16x68xf32, 3>) kernel {  (a ring of 3 tiles)
     nvvm.cp.async.copy %B[0 + %r, %j_t + %c], %B_shared[0, %r, %c], 16 {bypass_l1}
     nvvm.cp.async.commit.group                              (prologue: tiles 0 and 1)
     nvvm.cp.async.copy %B[16 + %r, %j_t + %c], %B_shared[1, %r, %c], 16 {bypass_l1}
@@ -45,9 +45,9 @@ condition agrees with lane 0's. The prologue's and the clamped last tiles' condi
 recomputed from their tile's IV like the indices.
 
 Candidates (`async_copies`): the loads of `loops/pipeline.prefetchable` (plain, or zero-filled)
-whose only user is a store directly in the body, before its first barrier, into a shared
-buffer allocated outside the loop that only those stores write and only loads after that
-barrier in the loop read.
+whose only user is a store directly in the body, before its first barrier, into a workgroup
+buffer (attribution, or alloca outside the loop) that only those stores write and only loads
+after that barrier in the loop read.
 Not checked here: that the loop has a constant trip count of at least one (the caller does).
 """
 
@@ -59,7 +59,7 @@ from math import prod
 
 from xdsl.dialects import affine, arith, gpu, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from loopopt.analysis.alignment import map_multiples, offset_multiple
@@ -67,6 +67,11 @@ from loopopt.dialects import gpu_ext
 from loopopt.dialects.loopopt import POINTER_ALIGN_ATTR
 from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
 from loopopt.loops.affine_maps import Bound, MapBuilder, composed, lower_bound
+from loopopt.loops.gpu_workgroup import (
+    add_workgroup_attribution,
+    erase_workgroup_attribution,
+    is_static_workgroup_buffer,
+)
 from loopopt.loops.nest import iv, step_of, trip_count
 from loopopt.loops.padded_access import fill_load
 from loopopt.loops.pipeline import prefetchable
@@ -100,11 +105,11 @@ def kernel_of(loop: affine.ForOp) -> gpu.FuncOp | None:
 
 
 def _ring_candidate(buffer: SSAValue, loop: affine.ForOp, stores: set[Operation]) -> bool:
-    """`buffer` is a static shared alloca outside `loop`, written only by `stores` and read
-    only by affine.loads after the body's first barrier."""
-    if not isinstance(buffer.owner, memref.AllocaOp) or buffer.owner.dynamic_sizes:
+    """`buffer` is a static workgroup buffer (attribution, or alloca outside `loop`), written
+    only by `stores` and read only by affine.loads after the body's first barrier."""
+    if not is_static_workgroup_buffer(buffer):
         return False
-    if loop.is_ancestor(buffer.owner) or not is_shared(buffer.type):
+    if isinstance(buffer.owner, Operation) and loop.is_ancestor(buffer.owner):
         return False
     barrier = first_barrier(loop)
     assert barrier is not None
@@ -296,20 +301,25 @@ def ring_bytes(copies: Sequence[Copy], stages: int) -> int:
     return stages * sum(prod(b.type.get_shape()) * _width(b) for b in buffers)  # type: ignore[attr-defined]
 
 
-def _make_rings(buffers: Sequence[SSAValue], stages: int) -> _Rings:
-    """A shared alloca of `stages` tiles next to each buffer's alloca."""
+def _make_rings(kernel: gpu.FuncOp, buffers: Sequence[SSAValue], stages: int) -> _Rings:
+    """A workgroup buffer of `stages` tiles for each buffer: an attribution of `kernel` for an
+    attribution, an alloca next to it for an alloca."""
     rings: _Rings = {}
     for buffer in buffers:
         t = buffer.type
-        assert isinstance(t, MemRefType) and isinstance(buffer.owner, memref.AllocaOp)
-        ring = memref.AllocaOp.get(
-            t.element_type, shape=[stages, *t.get_shape()], memory_space=t.memory_space
+        assert isinstance(t, MemRefType)
+        ring_type = MemRefType(
+            t.element_type, [stages, *t.get_shape()], memory_space=t.memory_space
         )
-        ring.memref.name_hint = buffer.name_hint
-        block = buffer.owner.parent_block()
-        assert block is not None
-        block.insert_op_before(ring, buffer.owner)
-        rings[buffer] = ring.memref
+        if isinstance(buffer.owner, memref.AllocaOp):
+            ring = memref.AllocaOp.build(operands=[[], []], result_types=[ring_type])
+            ring.memref.name_hint = buffer.name_hint
+            block = buffer.owner.parent_block()
+            assert block is not None
+            block.insert_op_before(ring, buffer.owner)
+            rings[buffer] = ring.memref
+        else:
+            rings[buffer] = add_workgroup_attribution(kernel, ring_type, buffer.name_hint)
     return rings
 
 
@@ -395,7 +405,9 @@ def pipeline_async(
     outer = loop.parent_block()
     assert barrier is not None and outer is not None
     clock = _Clock(loop, stages)
-    rings = _make_rings(list(dict.fromkeys(c.store.memref for c in copies)), stages)
+    kernel = kernel_of(loop)
+    assert kernel is not None
+    rings = _make_rings(kernel, list(dict.fromkeys(c.store.memref for c in copies)), stages)
 
     for k in range(stages - 1):  # the prologue: tiles 0 .. stages - 2
         at = clock.tile(k, inside=False)
@@ -423,9 +435,12 @@ def pipeline_async(
         if op in chains and not any(result.uses for result in op.results):
             body.erase_op(op)
     for buffer in rings:
-        assert isinstance(buffer.owner, memref.AllocaOp) and not buffer.uses
-        buffer.owner.detach()
-        buffer.owner.erase()
+        assert not buffer.uses
+        if isinstance(buffer, BlockArgument):
+            erase_workgroup_attribution(kernel, buffer)
+        else:
+            buffer.owner.detach()
+            buffer.owner.erase()
     trailing = body.last_op.prev_op if body.last_op is not None else None
     if (
         isinstance(trailing, gpu.BarrierOp)
