@@ -26,6 +26,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
 from loopopt.dialects.llvm_ext import LLVM
+from loopopt.dialects.nvgpu import NVGPU
 from loopopt.dialects.nvvm import NVVM
 from loopopt.input_checks import check_input
 from loopopt.iteration_buffers import sink_iteration_buffers
@@ -46,6 +47,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
         cf.Cf,
         GPU,
         NVVM,
+        NVGPU,
         LLVM,
     ):
         ctx.load_dialect(dialect)

@@ -52,6 +52,7 @@ PASSES: dict[str, tuple[str, str]] = {
 
 DIALECTS: dict[str, tuple[str, str]] = {
     "nvvm": ("nvvm", "NVVM"),
+    "nvgpu": ("nvgpu", "NVGPU"),
 }
 
 

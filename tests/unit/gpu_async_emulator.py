@@ -1,14 +1,14 @@
-"""cp.async in the GPU emulator (gpu_emulator.py): the nvvm.cp.async ops of a kernel become
+"""cp.async in the GPU emulator (gpu_emulator.py): the nvgpu async-copy ops of a kernel become
 plain copies with bookkeeping that turns every synchronization mistake into NaN.
 
-Each thread counts the groups it committed, the groups it has waited for (`wait.group N`: all
-but the newest N) and the barriers it passed (its phase: every thread passes the same
-barriers, so equal phases mean "no barrier in between"). Each element of a ring (a buffer
-that cp.async writes) records the group and the thread of its last copy, and the phase and
-the thread of its last reads (or SEVERAL threads).
+Each thread counts the groups it committed, the groups it has waited for
+(`nvgpu.device_async_wait {numGroups = N}`: all but the newest N) and the barriers it passed
+(its phase: every thread passes the same barriers, so equal phases mean "no barrier in
+between"). Each element of a ring (a buffer that cp.async writes) records the group and the
+thread of its last copy, and the phase and the thread of its last reads (or SEVERAL threads).
 - A copy writes its element when it is issued (the earliest it may land) and tags it. With a
-  source size (`nvvm.cp.async.copy ..., 16, %bytes`), the elements past %bytes are zeros (an
-  element cut in two by it is NaN). Every element of a copy's source range must lie in the
+  source size (`nvgpu.device_async_copy ..., 4, %n`), the elements past the first %n are
+  zeros. Every element of a copy's source range must lie in the
   array, even the unread ones (pipeline-copies points zero-filling copies at the array's
   first element): one outside it is NaN, and is not read.
 - A read of an element whose copy its thread has not waited for gives NaN (the copy may land
@@ -35,13 +35,12 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
-    i32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from loopopt.dialects import gpu_ext
-from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
+from loopopt.dialects.nvgpu import DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp
 from loopopt.loops.affine_maps import Bound
 from loopopt.loops.bounds import new_loop
 
@@ -54,7 +53,7 @@ SEVERAL = -1
 def emulate_async_copies(entry: Block, sizes: dict[str, int]) -> None:
     """Rewrite the cp.async ops of the kernel body `entry` (launched on blocks of `sizes`
     threads per axis) into plain, tagged copies and checked reads."""
-    copies = [op for op in entry.walk() if isinstance(op, CpAsyncCopyOp)]
+    copies = [op for op in entry.walk() if isinstance(op, DeviceAsyncCopyOp)]
     if copies:
         _AsyncCopies(entry, sizes, copies).rewrite()
 
@@ -120,7 +119,7 @@ class _Ops:
 
 
 class _AsyncCopies:
-    def __init__(self, entry: Block, sizes: dict[str, int], copies: list[CpAsyncCopyOp]):
+    def __init__(self, entry: Block, sizes: dict[str, int], copies: list[DeviceAsyncCopyOp]):
         self.entry = entry
         x, y, z = sizes["x"], sizes["y"], sizes["z"]
         self.threads = x * y * z
@@ -163,12 +162,12 @@ class _AsyncCopies:
 
     def rewrite(self) -> None:
         for op in list(self.entry.walk()):
-            if isinstance(op, CpAsyncCopyOp):
+            if isinstance(op, DeviceAsyncCopyOp):
                 self._replace(op, self._copy(op))
-            elif isinstance(op, CpAsyncCommitGroupOp):
+            elif isinstance(op, DeviceAsyncCreateGroupOp):
                 self._replace(op, self._bump(self.committed))
-            elif isinstance(op, CpAsyncWaitGroupOp):
-                self._replace(op, self._wait(op.n.value.data))
+            elif isinstance(op, DeviceAsyncWaitOp):
+                self._replace(op, self._wait(op.pending))
             elif isinstance(op, gpu.BarrierOp):
                 block = op.parent_block()
                 assert block is not None
@@ -183,7 +182,7 @@ class _AsyncCopies:
         block = op.parent_block()
         assert block is not None
         block.insert_ops_before(ops, op)
-        block.erase_op(op)
+        block.erase_op(op, safe_erase=False)  # tokens: their users go too
 
     def _bump(self, counter: SSAValue) -> list[Operation]:
         b = _Ops()
@@ -212,7 +211,7 @@ class _AsyncCopies:
         other = b.cmp(b.load(tags.reader, offset), self.tid, "ne")
         return b.add(arith.AndIOp(same, other))
 
-    def _source(self, b: _Ops, op: CpAsyncCopyOp, src: Sequence[SSAValue], k: int) -> SSAValue:
+    def _source(self, b: _Ops, op: DeviceAsyncCopyOp, src: Sequence[SSAValue], k: int) -> SSAValue:
         """Element `k` of the copy: read from `src` (in the array), zero past the source size,
         NaN where `src` is outside the array or the source size cuts the element."""
         zero = b.add(_index(0))
@@ -224,22 +223,19 @@ class _AsyncCopies:
         safe = [b.select(inside, index, zero) for index in src]
         value = b.add(memref.LoadOp.get(op.src, safe))
         t = value.type
-        if op.src_size is not None:
-            width = op.size.value.data // op.elements()
-            bound = [b.add(arith.ConstantOp(IntegerAttr(n * width, i32))) for n in (k, k + 1)]
-            read = b.cmp(bound[1], op.src_size, "sle")
-            unread = b.cmp(bound[0], op.src_size, "sge")
-            value = b.select(read, value, b.select(unread, b.float(0.0, t), b.nan(t)))
+        if op.srcElements is not None:
+            read = b.cmp(b.add(_index(k)), op.srcElements, "slt")
+            value = b.select(read, value, b.float(0.0, t))
         return b.select(inside, value, b.nan(t))
 
-    def _copy(self, op: CpAsyncCopyOp) -> list[Operation]:
+    def _copy(self, op: DeviceAsyncCopyOp) -> list[Operation]:
         b = _Ops()
         group = b.load(self.committed, self.tid)
         tags = self.tags[op.dst]
-        for k in range(op.elements()):
+        for k in range(op.elements):
             step = b.add(_index(k))
-            src = [*op.src_indices[:-1], b.add(arith.AddiOp(op.src_indices[-1], step))]
-            dst = [*op.dst_indices[:-1], b.add(arith.AddiOp(op.dst_indices[-1], step))]
+            src = [*op.srcIndices[:-1], b.add(arith.AddiOp(op.srcIndices[-1], step))]
+            dst = [*op.dstIndices[:-1], b.add(arith.AddiOp(op.dstIndices[-1], step))]
             offset = self._offset(b, op.dst.type, dst)
             value = self._source(b, op, src, k)
             race = self._read_by_other(b, tags, offset)

@@ -34,6 +34,7 @@ from loopopt.dialects.nvvm import ShflSyncOp
 from loopopt.loops.affine_maps import Bound
 from loopopt.loops.bounds import new_loop
 from loopopt.loops.constant_memory import constant_args
+from loopopt.loops.gpu_workgroup import workgroup_buffers_to_allocas
 
 AXES = ("x", "y", "z")
 PURE_PREFIXES = ("arith.", "math.")
@@ -87,6 +88,8 @@ def emulate(module: ModuleOp, reverse: bool = False) -> None:
     }
     if any(isinstance(op, ShflSyncOp) for fn in kernels.values() for op in fn.walk()):
         declare_error_function(module)
+    for kernel in kernels.values():
+        workgroup_buffers_to_allocas(kernel)  # workgroup allocas: one per emulated block
     for launch in [op for op in module.walk() if isinstance(op, gpu.LaunchFuncOp)]:
         kernel = kernels[launch.kernel.nested_references.data[-1].data]
         _emulate_launch(launch, kernel, reverse)

@@ -241,7 +241,7 @@ GOOD = (
         (
             _host_with(
                 GOOD,
-                "gpu.func @k(%n: index) workgroup(%w : memref<4xf32, 3>) kernel {\n gpu.return\n }",
+                "gpu.func @k(%n: index) workgroup(%w : memref<4xf32, 5>) kernel {\n gpu.return\n }",
             ),
             r"a workgroup attribution must be a memref in #gpu.address_space<workgroup>",
         ),

@@ -1,6 +1,6 @@
 """pipeline-copies{stages=N async} (loops/pipeline_async.py): cp.async copies into rings of
-shared tiles, zero-filled ones for padded tiles (source sizes); the nvvm cp.async ops, their
-lowering to PTX, and emulated runs (gpu_emulator) that a missing wait or barrier, or a missing
+shared tiles, zero-filled ones for padded tiles (source sizes); upstream's nvgpu async-copy ops,
+their lowering to PTX, and emulated runs (gpu_emulator) that a missing wait or barrier, or a missing
 zero fill, breaks."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from equivalence import transform
 from gpu_emulator import emulate
+from upstream import assert_upstream_valid
 from xdsl.dialects import affine, gpu
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -22,7 +23,7 @@ from loopopt.analysis.alignment import residue, value_multiple
 from loopopt.backend.ptx import ARCHS, assemble, find_ptxas, module_to_ptx
 from loopopt.context import make_context, parse_module
 from loopopt.diagnostics import LoopoptError
-from loopopt.dialects.nvvm import CpAsyncCopyOp, CpAsyncWaitGroupOp
+from loopopt.dialects.nvgpu import DeviceAsyncCopyOp, DeviceAsyncWaitOp
 from loopopt.loops.nest import find_loops
 from loopopt.loops.pipeline_async import async_copies, group_copies
 from loopopt.runtime.cpu import run_function
@@ -113,13 +114,13 @@ def _broken(mutate: str) -> ModuleOp:
     module = _module(SMALL, (16, 16, 40))
     [loop] = find_loops(module, "k_t")
     body = loop.body.block
-    waits = [op for op in body.ops if isinstance(op, CpAsyncWaitGroupOp)]
+    waits = [op for op in body.ops if isinstance(op, DeviceAsyncWaitOp)]
     barrier = next(op for op in body.ops if isinstance(op, gpu.BarrierOp))
     if mutate == "no wait":
         for wait in waits:
             body.erase_op(wait)
     elif mutate == "weak wait":
-        waits[0].properties["n"] = IntegerAttr(2, 32)  # tile t may not have landed
+        waits[0].properties["numGroups"] = IntegerAttr(2, 32)  # tile t may not have landed
     elif mutate == "no barrier":
         body.erase_op(barrier)
     elif mutate == "issue early":  # the copies ahead go before the barrier: t - 1 is read
@@ -186,7 +187,7 @@ def test_the_pipeline_keeps_no_tile_in_registers() -> None:
         if isinstance(op, affine.LoadOp) and op.memref.name_hint in ("A", "B")
     ]
     assert not loads
-    assert len(_ops(module, CpAsyncCopyOp)) == 3 * 9  # 8 A + 1 B: the prologue's 2 tiles, one
+    assert len(_ops(module, DeviceAsyncCopyOp)) == 3 * 9  # 8 A + 1 B: the prologue's 2 tiles, one
     assert len(loop.results) == 8 * 4  # only the accumulators of the 8x4 register tile
 
 
@@ -229,12 +230,12 @@ HAND = """builtin.module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %j = affine.apply affine_map<(d0) -> (d0 * 4)> (%tx)
-      nvvm.cp.async.copy %A[%c1, %j], %buf[%c0, %j], 16 {bypass_l1}
+      %t0 = nvgpu.device_async_copy %A[%c1, %j], %buf[%c0, %j], 4 {bypassL1}
           : memref<?x64xf32> to memref<2x64xf32, 3 : i64>
-      nvvm.cp.async.copy %A[%c1, %j], %buf[%c1, %j], 8
+      %t1 = nvgpu.device_async_copy %A[%c1, %j], %buf[%c1, %j], 2
           : memref<?x64xf32> to memref<2x64xf32, 3 : i64>
-      nvvm.cp.async.commit.group
-      nvvm.cp.async.wait.group 0
+      %g = nvgpu.device_async_create_group %t0, %t1
+      nvgpu.device_async_wait %g {numGroups = 0 : i32}
       gpu.barrier
       %v = affine.load %buf[0, %tx] : memref<2x64xf32, 3 : i64>
       affine.store %v, %B[0, %tx] : memref<64x64xf32>
@@ -248,8 +249,8 @@ HAND = """builtin.module attributes {gpu.container_module} {
 def test_hand_written_copies_round_trip_and_lower() -> None:
     module = parse_module(HAND, "<test>", make_context())
     printed = str(module)
-    assert "16 {bypass_l1} : memref<?x64xf32> to memref<2x64xf32, 3 : i64>" in printed
-    assert "nvvm.cp.async.wait.group 0\n" in printed
+    assert "4 {bypassL1} : memref<?x64xf32> to memref<2x64xf32, 3 : i64>" in printed
+    assert "nvgpu.device_async_wait %g {numGroups = 0 : i32}\n" in printed
     assert str(parse_module(printed, "<test>", make_context())) == printed
     ptx = module_to_ptx(module)
     assert "cp.async.cg.shared.global" in ptx and re.search(r"\], 16;", ptx)
@@ -257,15 +258,16 @@ def test_hand_written_copies_round_trip_and_lower() -> None:
     assert "cp.async.commit_group;" in ptx and re.search(r"cp\.async\.wait_group\s+0;", ptx)
     if PTXAS is not None:
         assemble(ptx, "sm_90", PTXAS)
+    assert_upstream_valid(printed)  # upstream's nvgpu ops, as mlir-opt 22 reads them
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("], 8\n", "], 8 {bypass_l1}\n"), "cache = cg copies 16 bytes"),
-        (("], 8\n", "], 6\n"), "copies 4, 8 or 16 bytes, not 6"),
-        (("%buf[%c1, %j], 8", "%buf[%c1], 8"), "one index per dimension of each memref"),
-        (("wait.group 0", "wait.group -1"), "the number of pending groups is >= 0"),
+        (("], 2\n", "], 2 {bypassL1}\n"), "bypassL1 copies 16 bytes"),
+        (("], 2\n", "], 3\n"), "copies 4, 8 or 16 bytes, not 12"),
+        (("%buf[%c1, %j], 2", "%buf[%c1], 2"), "one index per dimension of each memref"),
+        (("numGroups = 0", "numGroups = -1"), "the number of pending groups is >= 0"),
     ],
 )
 def test_invalid_copies_are_rejected(change: tuple[str, str], message: str) -> None:
@@ -323,8 +325,8 @@ def test_a_loop_around_the_pipeline_gets_a_barrier(barrier: bool) -> None:
     module = parse_module(transform(BATCHED, "pipeline-copies{loop=k_t stages=3 async}"))
     [loop] = find_loops(module, "k_t")
     after = loop.next_op
-    assert isinstance(after, CpAsyncWaitGroupOp) and isinstance(after.next_op, gpu.BarrierOp)
-    sizes = [copy.size.value.data for copy in _ops(module, CpAsyncCopyOp)]
+    assert isinstance(after, DeviceAsyncWaitOp) and isinstance(after.next_op, gpu.BarrierOp)
+    sizes = [copy.nbytes for copy in _ops(module, DeviceAsyncCopyOp)]
     assert sizes == [16] * 3  # two prologue tiles and one in the loop, a vector per thread
     if not barrier:
         after.next_op.detach()
@@ -367,8 +369,8 @@ def test_emulated_padded_sgemm(sizes: tuple[int, int, int], stages: int) -> None
     (cp.async source sizes of 0); 21 has 2 k tiles (the ring of 3 copies the last one again),
     44 has 3. The compute loops stay rolled here (the emulator is slow on unrolled code)."""
     module = _module(_padded(stages), sizes)
-    copies = _ops(module, CpAsyncCopyOp)
-    assert copies and all(op.src_size is not None for op in copies)
+    copies = _ops(module, DeviceAsyncCopyOp)
+    assert copies and all(op.srcElements is not None for op in copies)
     error = _emulated(module, sizes, reverse=stages == 3)
     assert np.abs(error).max() < 1e-4
 
@@ -392,21 +394,25 @@ def test_zero_filled_copy_widths(sizes: tuple[int, int, int], widths: dict[str, 
 
 def _mutated(mutate: str, sizes: tuple[int, int, int]) -> ModuleOp:
     module = _module(_padded(2), sizes)
-    for op in _ops(module, CpAsyncCopyOp):
-        assert isinstance(op, CpAsyncCopyOp)
+    for op in _ops(module, DeviceAsyncCopyOp):
+        assert isinstance(op, DeviceAsyncCopyOp)
         if mutate == "no zero fill":  # the whole cp-size from the (safe) source address
-            copy = CpAsyncCopyOp(op.src, op.src_indices, op.dst, op.dst_indices, op.size.value.data)
+            copy = DeviceAsyncCopyOp(op.src, op.srcIndices, op.dst, op.dstIndices, op.elements)
             block = op.parent_block()
             assert block is not None
             block.insert_op_before(copy, op)
+            op.asyncToken.replace_all_uses_with(copy.asyncToken)
             block.erase_op(op)
         else:  # "unsafe source": the element's own address where the condition fails
-            sized = op.src_indices[0].owner
+            sized = op.srcIndices[0].owner
             assert isinstance(sized, affine.IfOp)
             then = sized.then_region.block.last_op
             assert then is not None
-            indices = list(then.operands[: len(op.src_indices)])
-            op.operands = (op.src, *indices, *op.operands[1 + len(indices) :])
+            indices = list(then.operands[: len(op.srcIndices)])
+            operands = list(op.operands)
+            first = 2 + len(op.dstIndices)  # dst, its indices, src, then the source indices
+            operands[first : first + len(indices)] = indices
+            op.operands = tuple(operands)
     return module
 
 
@@ -460,15 +466,15 @@ def test_padded_sgemm_ptx_has_zero_fill_copies(n: int, copy: str) -> None:
 
 def test_hand_written_zero_fill_copy_round_trips_and_lowers() -> None:
     text = HAND.replace(
-        "      nvvm.cp.async.commit.group\n",
-        "      %n = arith.constant 8 : i32\n"
-        "      nvvm.cp.async.copy %A[%c0, %j], %buf[%c0, %j], 16, %n {bypass_l1}\n"
+        "      %g = nvgpu.device_async_create_group %t0, %t1\n",
+        "      %n = arith.constant 2 : index\n"
+        "      %t2 = nvgpu.device_async_copy %A[%c0, %j], %buf[%c0, %j], 4, %n {bypassL1}\n"
         "          : memref<?x64xf32> to memref<2x64xf32, 3 : i64>\n"
-        "      nvvm.cp.async.commit.group\n",
+        "      %g = nvgpu.device_async_create_group %t0, %t1, %t2\n",
     )
     module = parse_module(text, "<test>", make_context())
     printed = str(module)
-    assert "16, %n {bypass_l1} : memref<?x64xf32> to memref<2x64xf32, 3 : i64>" in printed
+    assert "4, %n {bypassL1} : memref<?x64xf32> to memref<2x64xf32, 3 : i64>" in printed
     assert str(parse_module(printed, "<test>", make_context())) == printed
     ptx = module_to_ptx(module)
     assert re.search(r"cp\.async\.cg\.shared\.global \[%rd\d+\], \[%rd\d+\], 16, (8|%r\d+);", ptx)

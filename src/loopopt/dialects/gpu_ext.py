@@ -101,6 +101,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from loopopt.dialects.extend import RestatedFields, extend
+from loopopt.target import LOCAL_SPACE, SHARED_SPACE
 
 __all__ = [
     "GPU",
@@ -152,6 +153,13 @@ class AddressSpaceEnum(StrEnum):
     GLOBAL = "global"
     WORKGROUP = "workgroup"
     PRIVATE = "private"
+
+
+NVVM_ADDRESS_SPACES = {
+    SHARED_SPACE: AddressSpaceEnum.WORKGROUP,
+    LOCAL_SPACE: AddressSpaceEnum.PRIVATE,
+}
+"""The gpu address spaces that NVVM numbers stand for in a memref type."""
 
 
 @irdl_attr_definition
@@ -395,11 +403,18 @@ def _parse_results(parser: Parser) -> tuple[list[Attribute], list[dict[str, Attr
     return [t for t, _ in results], [attrs for _, attrs in results]
 
 
-def _parse_attributions(parser: Parser, keyword: str) -> list[Parser.Argument]:
-    """`workgroup(%a : memref<...>, ...)` / `private(...)`, or nothing."""
+def _parse_attributions(
+    parser: Parser, keyword: str
+) -> tuple[list[Parser.Argument], list[dict[str, Attribute]]]:
+    """`workgroup(%a : memref<...> {llvm.align = 16 : i64}, ...)` / `private(...)`, or
+    nothing: the arguments and their attributes."""
     if parser.parse_optional_keyword(keyword) is None:
-        return []
-    return parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_argument)
+        return [], []
+    found = parser.parse_comma_separated_list(
+        parser.Delimiter.PAREN,
+        lambda: (parser.parse_argument(), parser.parse_optional_dictionary_attr_dict()),
+    )
+    return [arg for arg, _ in found], [attrs for _, attrs in found]
 
 
 def _dict_array(dicts: Sequence[Mapping[str, Attribute]]) -> ArrayAttr[DictionaryAttr] | None:
@@ -409,8 +424,15 @@ def _dict_array(dicts: Sequence[Mapping[str, Attribute]]) -> ArrayAttr[Dictionar
 
 
 def _address_space(t: Attribute) -> AddressSpaceEnum | None:
-    if isinstance(t, MemRefType) and isinstance(t.memory_space, AddressSpaceAttr):
-        return t.memory_space.data
+    """The gpu address space of a memref type: `#gpu.address_space<...>`, or NVVM's number of
+    it (3: workgroup, 5: private), which upstream's lowering also reads."""
+    if not isinstance(t, MemRefType):
+        return None
+    space = t.memory_space
+    if isinstance(space, AddressSpaceAttr):
+        return space.data
+    if isinstance(space, IntegerAttr):
+        return NVVM_ADDRESS_SPACES.get(space.value.data)
     return None
 
 
@@ -453,6 +475,9 @@ class FuncOp(xgpu.FuncOp):
     workgroup_attributions = opt_attr_def(
         IntegerAttr[IntegerType], attr_name=WORKGROUP_ATTRIBUTIONS
     )
+    workgroup_attrib_attrs = opt_prop_def(ArrayAttr[DictionaryAttr])
+    """One dictionary per workgroup attribution (`{llvm.align = 16 : i64}`), as in MLIR."""
+    private_attrib_attrs = opt_prop_def(ArrayAttr[DictionaryAttr])
 
     def __init__(
         self,
@@ -542,6 +567,12 @@ class FuncOp(xgpu.FuncOp):
             )
         if len(inputs) + self.num_workgroup_attributions > len(args):
             raise VerifyException("gpu.func has fewer workgroup attributions than it says")
+        for kind, attrs, values in (
+            ("workgroup", self.workgroup_attrib_attrs, self.workgroup_args),
+            ("private", self.private_attrib_attrs, self.private_args),
+        ):
+            if attrs is not None and len(attrs) != len(values):
+                raise VerifyException(f"gpu.func: {kind}_attrib_attrs needs one per attribution")
         expected = (
             (self.workgroup_args, AddressSpaceEnum.WORKGROUP),
             (self.private_args, AddressSpaceEnum.PRIVATE),
@@ -551,7 +582,8 @@ class FuncOp(xgpu.FuncOp):
                 if _address_space(value.type) != space:
                     raise VerifyException(
                         f"gpu.func: a {space.value} attribution must be a memref in "
-                        f"#gpu.address_space<{space.value}>, not {value.type}"
+                        f"#gpu.address_space<{space.value}> (or NVVM's number of it), "
+                        f"not {value.type}"
                     )
         if self.kernel is not None and self.function_type.outputs.data:
             raise VerifyException("Expected void return type for kernel function")
@@ -571,8 +603,8 @@ class FuncOp(xgpu.FuncOp):
             parser.Delimiter.PAREN, lambda: _parse_function_argument(parser)
         )
         outputs, result_attrs = _parse_results(parser)
-        workgroup = _parse_attributions(parser, "workgroup")
-        private = _parse_attributions(parser, "private")
+        workgroup, workgroup_attrs = _parse_attributions(parser, "workgroup")
+        private, private_attrs = _parse_attributions(parser, "private")
         kernel = parser.parse_optional_keyword("kernel") is not None
         reserved = ("sym_name", "function_type", "arg_attrs", "res_attrs", WORKGROUP_ATTRIBUTIONS)
         extra = parser.parse_optional_attr_dict_with_keyword(reserved)
@@ -584,6 +616,8 @@ class FuncOp(xgpu.FuncOp):
             op.attributes[WORKGROUP_ATTRIBUTIONS] = IntegerAttr(len(workgroup), i64)
         op.arg_attrs = _dict_array([attrs for _, attrs in params])
         op.res_attrs = _dict_array(result_attrs)
+        op.workgroup_attrib_attrs = _dict_array(workgroup_attrs)
+        op.private_attrib_attrs = _dict_array(private_attrs)
         for key, value in (extra.data if extra is not None else {}).items():
             if key in ("known_block_size", "known_grid_size"):
                 op.properties[key] = value
@@ -603,10 +637,16 @@ class FuncOp(xgpu.FuncOp):
         )
         printer.print_string(")")
         self._print_results(printer)
-        for keyword, values in (("workgroup", self.workgroup_args), ("private", self.private_args)):
+        for keyword, values, attrs in (
+            ("workgroup", self.workgroup_args, self.workgroup_attrib_attrs),
+            ("private", self.private_args, self.private_attrib_attrs),
+        ):
             if values:
+                dicts = list(attrs.data) if attrs is not None else [None] * len(values)
                 printer.print_string(f" {keyword}(")
-                printer.print_list(values, lambda v: _print_attribution(printer, v))
+                printer.print_list(
+                    zip(values, dicts, strict=True), lambda a: _print_attribution(printer, *a)
+                )
                 printer.print_string(")")
         if self.kernel is not None:
             printer.print_string(" kernel")
@@ -635,10 +675,15 @@ class FuncOp(xgpu.FuncOp):
         printer.print_string(")")
 
 
-def _print_attribution(printer: Printer, value: SSAValue) -> None:
+def _print_attribution(
+    printer: Printer, value: SSAValue, attrs: DictionaryAttr | None = None
+) -> None:
     printer.print_ssa_value(value)
     printer.print_string(" : ")
     printer.print_attribute(value.type)
+    if attrs is not None and attrs.data:
+        printer.print_string(" ")
+        printer.print_attr_dict(attrs.data)
 
 
 @irdl_op_definition

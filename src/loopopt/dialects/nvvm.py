@@ -4,10 +4,7 @@ copies to shared memory (xDSL has none).
     %t = nvvm.read.ptx.sreg.tid.x : i32
     nvvm.barrier0
     %v = nvvm.shfl.sync bfly %mask, %x, %offset, %clamp : f32 -> f32
-    nvvm.cp.async.copy %B[%k, %j], %B_ring[%s, %r, %c], 16 {bypass_l1}
-        : memref<256x256xf32> to memref<3x16x68xf32, 3>
-    nvvm.cp.async.copy %A[%i, %k], %A_ring[%s, %r, %c], 16, %bytes {bypass_l1}
-        : memref<1000x1000xf32> to memref<3x64x20xf32, 3>        (%bytes : i32, 16 or 0)
+    nvvm.cp.async.shared.global %d, %g, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
     nvvm.cp.async.commit.group
     nvvm.cp.async.wait.group 1
 
@@ -16,38 +13,33 @@ Spelled as in MLIR's NVVM dialect. Every op but the copies is one LLVM intrinsic
 `llvm.nvvm.shfl.sync.bfly.f32`, `llvm.nvvm.cp.async.wait.group`); lowering/nvvm_to_llvm.py
 rewrites them into `llvm.call_intrinsic` before LLVM translation.
 
-The asynchronous copies (sm_80+: PTX `cp.async`) come in two forms. `nvvm.cp.async.copy`
-(MLIR's `nvgpu.device_async_copy`) copies 4, 8 or 16 bytes of consecutive elements from a
-global memref to a shared one at memref indices; pipeline-copies{async} makes it and the test
-emulator runs it. The GPU lowering (lowering/cp_async.py) turns it into byte
-offsets (the internal `lowering.cp_async_bytes`) and then, once memrefs are pointers, into
-upstream's `nvvm.cp.async.shared.global %dst, %src, 16, cache = cg : !llvm.ptr<3>,
-!llvm.ptr<1>`, the intrinsic `llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}`. The
-optional i32 `src_size` (`cpSize` upstream; PTX's src-size operand; the intrinsics' `.s`
-forms) copies only that many bytes from the source and
-fills the rest of the `size` bytes with zeros: 0 writes zeros (the zero-filled copies of padded
-tiles). PTX does not say that a copy of src-size 0 leaves its source address unread, so the
-copies that make it (pipeline-copies) point such copies at the array's first element. A copy
-belongs to the group the
-next `commit.group` of its thread closes; `wait.group N` waits until at most N of the thread's
-groups are pending: only then (and after a barrier, for other threads) are the bytes there.
-Every architecture backend/ptx.py knows (sm_80, sm_89, sm_90) has `cp.async`.
+The asynchronous copies (sm_80+: PTX `cp.async`) that pipeline-copies{async} makes are
+upstream's `nvgpu.device_async_copy` and its groups (dialects/nvgpu.py). The GPU lowering
+(lowering/cp_async.py) turns each copy into byte offsets (the internal
+`lowering.cp_async_bytes`) and then, once memrefs are pointers, into upstream's
+`nvvm.cp.async.shared.global %dst, %src, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>`, the
+intrinsic `llvm.nvvm.cp.async.{ca,cg}.shared.global.{4,8,16}`. The optional i32 `src_size`
+(`cpSize` upstream; PTX's src-size operand; the intrinsics' `.s` forms) copies only that many
+bytes from the source and fills the rest of the `size` bytes with zeros: 0 writes zeros (the
+zero-filled copies of padded tiles). PTX does not say that a copy of src-size 0 leaves its
+source address unread, so the copies that make it (pipeline-copies) point such copies at the
+array's first element. A copy belongs to the group the next `commit.group` of its thread
+closes; `wait.group N` waits until at most N of the thread's groups are pending: only then
+(and after a barrier, for other threads) are the bytes there. Every architecture
+backend/ptx.py knows (sm_80, sm_89, sm_90) has `cp.async`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from enum import StrEnum
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     Float32Type,
-    IndexType,
     IntAttr,
     IntegerAttr,
     MemRefType,
     StringAttr,
-    UnitAttr,
     i32,
     i64,
 )
@@ -56,18 +48,15 @@ from xdsl.ir import Attribute, Dialect, Operation, SpacedOpaqueSyntaxAttribute, 
 from xdsl.irdl import (
     AnyAttr,
     AnyOf,
-    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
-    opt_prop_def,
     prop_def,
     result_def,
-    var_operand_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
@@ -212,7 +201,7 @@ CP_ASYNC_SIZES = (4, 8, 16)
 """Bytes one cp.async copies; `cg` (bypass L1, cache in L2 only) copies 16."""
 
 
-def _space(t: Attribute) -> int | None:
+def memory_space(t: Attribute) -> int | None:
     """The address space of a memref or llvm pointer type (0 for none), None for other types."""
     if isinstance(t, MemRefType):
         space = t.memory_space
@@ -231,122 +220,6 @@ def _check_size(op: Operation, size: int, cache: str) -> None:
         raise VerifyException(f"{op.name}: cache is ca or cg, not '{cache}'")
     if cache == "cg" and size != 16:
         raise VerifyException(f"{op.name}: cache = cg copies 16 bytes")
-
-
-@irdl_op_definition
-class CpAsyncCopyOp(IRDLOperation):
-    """Asynchronously copy `size` bytes of consecutive elements (along the last dimension) from
-    a global memref to a shared one; `bypass_l1`: cp.async.cg (16 bytes), else .ca; with
-    `src_size` (i32, at most `size`), only that many bytes come from the source, zeros after."""
-
-    name = "nvvm.cp.async.copy"
-    src = operand_def(MemRefType)
-    src_indices = var_operand_def(IndexType())
-    dst = operand_def(MemRefType)
-    dst_indices = var_operand_def(IndexType())
-    src_size = opt_operand_def(i32)
-    size = prop_def(IntegerAttr)
-    bypass_l1 = opt_prop_def(UnitAttr)
-
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-
-    def __init__(
-        self,
-        src: SSAValue,
-        src_indices: Sequence[SSAValue],
-        dst: SSAValue,
-        dst_indices: Sequence[SSAValue],
-        size: int,
-        bypass_l1: bool = False,
-        src_size: SSAValue | None = None,
-    ) -> None:
-        properties: dict[str, Attribute] = {"size": IntegerAttr(size, i32)}
-        if bypass_l1:
-            properties["bypass_l1"] = UnitAttr()
-        sized = [src_size] if src_size is not None else []
-        super().__init__(
-            operands=[src, src_indices, dst, dst_indices, sized], properties=properties
-        )
-
-    def elements(self) -> int:
-        """How many elements one copy moves."""
-        t = self.src.type
-        assert isinstance(t, MemRefType)
-        return self.size.value.data // (t.element_type.bitwidth // 8)  # type: ignore[attr-defined]
-
-    def verify_(self) -> None:
-        src, dst = self.src.type, self.dst.type
-        assert isinstance(src, MemRefType) and isinstance(dst, MemRefType)
-        if (
-            len(self.src_indices) != src.get_num_dims()
-            or len(self.dst_indices) != dst.get_num_dims()
-        ):
-            raise VerifyException(f"{self.name}: one index per dimension of each memref")
-        if src.element_type != dst.element_type:
-            raise VerifyException(f"{self.name}: source and destination elements differ")
-        if _space(dst) != SHARED_SPACE or _space(src) == SHARED_SPACE:
-            raise VerifyException(f"{self.name}: copies from global to shared memory")
-        size = self.size.value.data
-        _check_size(self, size, "cg" if self.bypass_l1 is not None else "ca")
-        width = getattr(src.element_type, "bitwidth", 0) // 8
-        if width not in (4, 8) or size % width:
-            raise VerifyException(f"{self.name}: {size} bytes are not whole 4- or 8-byte elements")
-
-    def print(self, printer: Printer) -> None:
-        for k, (memref, indices) in enumerate(
-            [(self.src, self.src_indices), (self.dst, self.dst_indices)]
-        ):
-            printer.print_string(", " if k else " ")
-            printer.print_ssa_value(memref)
-            with printer.in_square_brackets():
-                printer.print_list(indices, printer.print_ssa_value)
-        printer.print_string(f", {self.size.value.data}")
-        if self.src_size is not None:
-            printer.print_string(", ")
-            printer.print_ssa_value(self.src_size)
-        if self.bypass_l1 is not None:
-            printer.print_string(" {bypass_l1}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.src.type)
-        printer.print_string(" to ")
-        printer.print_attribute(self.dst.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CpAsyncCopyOp:
-        accesses: list[tuple[UnresolvedOperand, list[UnresolvedOperand]]] = []
-        for k in range(2):
-            if k:
-                parser.parse_punctuation(",")
-            memref = parser.parse_unresolved_operand()
-            indices = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, parser.parse_unresolved_operand
-            )
-            accesses.append((memref, indices))
-        parser.parse_punctuation(",")
-        size = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        src_size = None
-        if parser.parse_optional_punctuation(",") is not None:
-            src_size = parser.resolve_operand(parser.parse_unresolved_operand(), i32)
-        attributes = parser.parse_optional_attr_dict()
-        bypass = attributes.pop("bypass_l1", None) is not None
-        parser.parse_punctuation(":")
-        src_type = parser.parse_type()
-        parser.parse_keyword("to")
-        dst_type = parser.parse_type()
-        (src, src_idx), (dst, dst_idx) = accesses
-        index = IndexType()
-        op = cls(
-            parser.resolve_operand(src, src_type),
-            [parser.resolve_operand(i, index) for i in src_idx],
-            parser.resolve_operand(dst, dst_type),
-            [parser.resolve_operand(i, index) for i in dst_idx],
-            size,
-            bypass,
-            src_size,
-        )
-        op.attributes |= attributes
-        return op
 
 
 @irdl_op_definition
@@ -382,9 +255,9 @@ class CpAsyncBytesOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_size(self, self.size.value.data, self.cache.data)
-        if _space(self.dst.type) != SHARED_SPACE:
+        if memory_space(self.dst.type) != SHARED_SPACE:
             raise VerifyException(f"{self.name}: the destination is a shared pointer or memref")
-        if _space(self.src.type) not in (0, 1):
+        if memory_space(self.src.type) not in (0, 1):
             raise VerifyException(f"{self.name}: the source is a global pointer or memref")
 
 
@@ -433,9 +306,9 @@ class CpAsyncSharedGlobalOp(NvvmIntrinsicOp):
 
     def verify_(self) -> None:
         _check_size(self, self.size.value.data, self.modifier.data.value)
-        if _space(self.dst.type) != SHARED_SPACE:
+        if memory_space(self.dst.type) != SHARED_SPACE:
             raise VerifyException(f"{self.name}: the destination is an !llvm.ptr<3>")
-        if _space(self.src.type) != GLOBAL_SPACE:
+        if memory_space(self.src.type) != GLOBAL_SPACE:
             raise VerifyException(f"{self.name}: the source is an !llvm.ptr<1>")
 
     def print(self, printer: Printer) -> None:
@@ -521,7 +394,6 @@ NVVM = Dialect(
         *SREG_OPS.values(),
         Barrier0Op,
         ShflSyncOp,
-        CpAsyncCopyOp,
         CpAsyncSharedGlobalOp,
         CpAsyncCommitGroupOp,
         CpAsyncWaitGroupOp,

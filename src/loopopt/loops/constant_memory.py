@@ -54,8 +54,8 @@ def constant_args(kernel: gpu.FuncOp) -> dict[int, str]:
 
 
 def kernel_argument(kernel: gpu.FuncOp, name: str) -> BlockArgument | None:
-    """The argument of `kernel` whose SSA name is `name` (`%F` → "F")."""
-    for arg in kernel.body.block.args:
+    """The argument of `kernel` whose SSA name is `name` (`%F` → "F"; not an attribution)."""
+    for arg in kernel.body.block.args[: len(kernel.function_type.inputs)]:
         if arg.name_hint == name:
             return arg
     return None

@@ -1,37 +1,38 @@
 """Multi-stage software pipelining of a kernel loop's copies into shared memory with cp.async.
 
 Before (after `promote{memory-space=shared}`, `gpu-map-loops{copy-vector=4}`, unrolled copies):
-    %B_shared = memref.alloca() : memref<16x68xf32, 3>
+    gpu.func @k(...) workgroup(%B_shared : memref<16x68xf32, 3>) kernel {
     affine.for %k_t = 0 to 256 step 16 {
       %v0 = affine.load %B[%k_t + %r, %j_t + %c]      affine.store %v0, %B_shared[%r, %c]
       ... (%v1, %v2, %v3 at %c + 1, + 2, + 3)
       gpu.barrier   <compute on %B_shared>   gpu.barrier }
-After (stages = 3):
-    %B_shared = memref.alloca() : memref<3x16x68xf32, 3>                  (a ring of 3 tiles)
-    nvvm.cp.async.copy %B[0 + %r, %j_t + %c], %B_shared[0, %r, %c], 16 {bypass_l1}
-    nvvm.cp.async.commit.group                              (prologue: tiles 0 and 1)
-    nvvm.cp.async.copy %B[16 + %r, %j_t + %c], %B_shared[1, %r, %c], 16 {bypass_l1}
-    nvvm.cp.async.commit.group
+After (stages = 3; upstream's nvgpu ops, dialects/nvgpu.py; 4 elements = 16 bytes):
+    gpu.func @k(...) workgroup(%B_shared : memref<3x16x68xf32, 3>) kernel {  (a ring of 3 tiles)
+    %t0 = nvgpu.device_async_copy %B[0 + %r, %j_t + %c], %B_shared[0, %r, %c], 4 {bypassL1}
+    %g0 = nvgpu.device_async_create_group %t0               (prologue: tiles 0 and 1)
+    %t1 = nvgpu.device_async_copy %B[16 + %r, %j_t + %c], %B_shared[1, %r, %c], 4 {bypassL1}
+    %g1 = nvgpu.device_async_create_group %t1
     affine.for %k_t = 0 to 256 step 16 {
       %k_t_stage = affine.apply ((d0 floordiv 16) mod 3)(%k_t)
-      nvvm.cp.async.wait.group 1                           (tile t has landed, t+1 may not)
+      nvgpu.device_async_wait %g1 {numGroups = 1 : i32}   (tile t has landed, t+1 may not)
       gpu.barrier                      (every thread's tile t is there; nobody reads t-1 now)
       %k_t_ahead = affine.min (d0 + 32, 240)(%k_t)
       %k_t_ahead_stage = affine.apply ((d0 floordiv 16 + 2) mod 3)(%k_t)
-      nvvm.cp.async.copy %B[%k_t_ahead + %r, ...], %B_shared[%k_t_ahead_stage, %r, %c], 16 ...
-      nvvm.cp.async.commit.group                           (tile t+2 into stage (t+2) mod 3)
+      %t = nvgpu.device_async_copy %B[%k_t_ahead + %r, ...], %B_shared[%k_t_ahead_stage, ...
+      %g = nvgpu.device_async_create_group %t              (tile t+2 into stage (t+2) mod 3)
       <compute on %B_shared[%k_t_stage, ...]> }
-    nvvm.cp.async.wait.group 0
+    nvgpu.device_async_wait %g1 {numGroups = 0 : i32}
 
 Each iteration waits for its own tile (the groups are committed in tile order: after the
-prologue's stages - 1 groups and one per iteration, `wait.group stages-2` leaves only the
+prologue's stages - 1 groups and one per iteration, waiting for all but stages - 2 leaves only the
 tiles ahead in flight), then the barrier makes every thread's copies visible, and only then is
 tile t + stages - 1 issued into the stage that tile t - 1 used: every thread has passed this
 barrier, so none still reads it. The trailing barrier of the body is dropped where every
 shared buffer the loop touches is a ring (nothing else needs it); where an outer loop runs
 the prologue again, one barrier after the loop keeps it off the stages still being read.
 The last iterations copy the last tile again (min), in bounds and guard-free, into stages
-nobody reads any more; `wait.group 0` after the loop lets no copy outlive it.
+nobody reads any more; a wait for all after the loop lets no copy outlive it. A wait counts the
+thread's groups; its token (the prologue's last group) only orders it after them.
 
 Consecutive element copies of one thread (copy-vector lanes) whose source and destination
 are contiguous and provably aligned (analysis/alignment.py; the kernel's
@@ -45,9 +46,9 @@ condition agrees with lane 0's. The prologue's and the clamped last tiles' condi
 recomputed from their tile's IV like the indices.
 
 Candidates (`async_copies`): the loads of `loops/pipeline.prefetchable` (plain, or zero-filled)
-whose only user is a store directly in the body, before its first barrier, into a shared
-buffer allocated outside the loop that only those stores write and only loads after that
-barrier in the loop read.
+whose only user is a store directly in the body, before its first barrier, into a workgroup
+buffer (attribution, or alloca outside the loop) that only those stores write and only loads
+after that barrier in the loop read.
 Not checked here: that the loop has a constant trip count of at least one (the caller does).
 """
 
@@ -59,14 +60,19 @@ from math import prod
 
 from xdsl.dialects import affine, arith, gpu, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from loopopt.analysis.alignment import map_multiples, offset_multiple
 from loopopt.dialects import gpu_ext
 from loopopt.dialects.loopopt import POINTER_ALIGN_ATTR
-from loopopt.dialects.nvvm import CpAsyncCommitGroupOp, CpAsyncCopyOp, CpAsyncWaitGroupOp
+from loopopt.dialects.nvgpu import DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp
 from loopopt.loops.affine_maps import Bound, MapBuilder, composed, lower_bound
+from loopopt.loops.gpu_workgroup import (
+    add_workgroup_attribution,
+    erase_workgroup_attribution,
+    is_static_workgroup_buffer,
+)
 from loopopt.loops.nest import iv, step_of, trip_count
 from loopopt.loops.padded_access import fill_load
 from loopopt.loops.pipeline import prefetchable
@@ -100,11 +106,11 @@ def kernel_of(loop: affine.ForOp) -> gpu.FuncOp | None:
 
 
 def _ring_candidate(buffer: SSAValue, loop: affine.ForOp, stores: set[Operation]) -> bool:
-    """`buffer` is a static shared alloca outside `loop`, written only by `stores` and read
-    only by affine.loads after the body's first barrier."""
-    if not isinstance(buffer.owner, memref.AllocaOp) or buffer.owner.dynamic_sizes:
+    """`buffer` is a static workgroup buffer (attribution, or alloca outside `loop`), written
+    only by `stores` and read only by affine.loads after the body's first barrier."""
+    if not is_static_workgroup_buffer(buffer):
         return False
-    if loop.is_ancestor(buffer.owner) or not is_shared(buffer.type):
+    if isinstance(buffer.owner, Operation) and loop.is_ancestor(buffer.owner):
         return False
     barrier = first_barrier(loop)
     assert barrier is not None
@@ -244,6 +250,7 @@ class _Issue:
         self.mapping: dict[SSAValue, SSAValue] = {iv(loop): at}
         self.stage = stage
         self.ops: list[Operation] = []
+        self.tokens: list[SSAValue] = []
 
     def _operands(self, chain: Sequence[Operation], operands: Sequence[SSAValue]) -> list[SSAValue]:
         for op in chain:
@@ -275,16 +282,25 @@ class _Issue:
         size: SSAValue | None = None
         if head.guard is not None:  # zero-filled: the bytes (or 0) and a safe source
             args = self._operands(head.chain, head.guard.args)
-            sized = sized_source(head.guard, args, src, nbytes)
+            sized = sized_source(head.guard, args, src, nbytes // _width(load.memref))
             self.ops.append(sized)
             *src, size = sized.results
             if load.memref.name_hint:
                 for index in src:
                     index.name_hint = f"{load.memref.name_hint}_src"
-                size.name_hint = f"{load.memref.name_hint}_bytes"
-        self.ops.append(
-            CpAsyncCopyOp(load.memref, src, ring, [self.stage, *dst], nbytes, nbytes == 16, size)
+                size.name_hint = f"{load.memref.name_hint}_elements"
+        elements = nbytes // _width(load.memref)
+        copy = DeviceAsyncCopyOp(
+            load.memref, src, ring, [self.stage, *dst], elements, nbytes == 16, size
         )
+        self.ops.append(copy)
+        self.tokens.append(copy.asyncToken)
+
+    def group(self) -> DeviceAsyncCreateGroupOp:
+        """The group of the tile's copies (its token is the group's)."""
+        group = DeviceAsyncCreateGroupOp(self.tokens)
+        self.ops.append(group)
+        return group
 
 
 _Rings = dict[SSAValue, SSAValue]
@@ -296,20 +312,25 @@ def ring_bytes(copies: Sequence[Copy], stages: int) -> int:
     return stages * sum(prod(b.type.get_shape()) * _width(b) for b in buffers)  # type: ignore[attr-defined]
 
 
-def _make_rings(buffers: Sequence[SSAValue], stages: int) -> _Rings:
-    """A shared alloca of `stages` tiles next to each buffer's alloca."""
+def _make_rings(kernel: gpu.FuncOp, buffers: Sequence[SSAValue], stages: int) -> _Rings:
+    """A workgroup buffer of `stages` tiles for each buffer: an attribution of `kernel` for an
+    attribution, an alloca next to it for an alloca."""
     rings: _Rings = {}
     for buffer in buffers:
         t = buffer.type
-        assert isinstance(t, MemRefType) and isinstance(buffer.owner, memref.AllocaOp)
-        ring = memref.AllocaOp.get(
-            t.element_type, shape=[stages, *t.get_shape()], memory_space=t.memory_space
+        assert isinstance(t, MemRefType)
+        ring_type = MemRefType(
+            t.element_type, [stages, *t.get_shape()], memory_space=t.memory_space
         )
-        ring.memref.name_hint = buffer.name_hint
-        block = buffer.owner.parent_block()
-        assert block is not None
-        block.insert_op_before(ring, buffer.owner)
-        rings[buffer] = ring.memref
+        if isinstance(buffer.owner, memref.AllocaOp):
+            ring = memref.AllocaOp.build(operands=[[], []], result_types=[ring_type])
+            ring.memref.name_hint = buffer.name_hint
+            block = buffer.owner.parent_block()
+            assert block is not None
+            block.insert_op_before(ring, buffer.owner)
+            rings[buffer] = ring.memref
+        else:
+            rings[buffer] = add_workgroup_attribution(kernel, ring_type, buffer.name_hint)
     return rings
 
 
@@ -395,7 +416,9 @@ def pipeline_async(
     outer = loop.parent_block()
     assert barrier is not None and outer is not None
     clock = _Clock(loop, stages)
-    rings = _make_rings(list(dict.fromkeys(c.store.memref for c in copies)), stages)
+    kernel = kernel_of(loop)
+    assert kernel is not None
+    rings = _make_rings(kernel, list(dict.fromkeys(c.store.memref for c in copies)), stages)
 
     for k in range(stages - 1):  # the prologue: tiles 0 .. stages - 2
         at = clock.tile(k, inside=False)
@@ -403,17 +426,22 @@ def pipeline_async(
         issue = _Issue(loop, at.results[0], stage.result, rings)
         for head, nbytes in groups:
             issue.copy(head, nbytes)
-        outer.insert_ops_before([at, stage, *issue.ops, CpAsyncCommitGroupOp()], loop)
+        last_group = issue.group()
+        outer.insert_ops_before([at, stage, *issue.ops], loop)
 
     current = clock.stage(0)
     body.insert_op_before(current, body.first_op)  # type: ignore[arg-type]
     _read_rings(rings, current.results[0])
-    body.insert_op_before(CpAsyncWaitGroupOp(stages - 2), barrier)
+    # A wait's token is only a dependence (the groups counted are the thread's): the last
+    # group of the prologue, which every wait follows.
+    token = last_group.asyncToken
+    body.insert_op_before(DeviceAsyncWaitOp(token, stages - 2), barrier)
     at, stage = clock.tile(stages - 1, inside=True), clock.stage(stages - 1)
     issue = _Issue(loop, at.results[0], stage.results[0], rings)
     for head, nbytes in groups:
         issue.copy(head, nbytes)
-    body.insert_ops_after([at, stage, *issue.ops, CpAsyncCommitGroupOp()], barrier)
+    issue.group()
+    body.insert_ops_after([at, stage, *issue.ops], barrier)
 
     for copy in copies:
         body.erase_op(copy.store)
@@ -423,9 +451,12 @@ def pipeline_async(
         if op in chains and not any(result.uses for result in op.results):
             body.erase_op(op)
     for buffer in rings:
-        assert isinstance(buffer.owner, memref.AllocaOp) and not buffer.uses
-        buffer.owner.detach()
-        buffer.owner.erase()
+        assert not buffer.uses
+        if isinstance(buffer, BlockArgument):
+            erase_workgroup_attribution(kernel, buffer)
+        else:
+            buffer.owner.detach()
+            buffer.owner.erase()
     trailing = body.last_op.prev_op if body.last_op is not None else None
     if (
         isinstance(trailing, gpu.BarrierOp)
@@ -433,7 +464,7 @@ def pipeline_async(
         and _touches_only(loop, rings)
     ):
         body.erase_op(trailing)
-    drained = CpAsyncWaitGroupOp(0)
+    drained = DeviceAsyncWaitOp(token, 0)
     outer.insert_op_after(drained, loop)
     if _in_a_loop(loop):  # the next prologue must not overwrite a stage still being read
         outer.insert_op_after(gpu_ext.BarrierOp(), drained)

@@ -4,12 +4,12 @@ A zero-filled element copy (promote's copy of a padded box, `fill_load`):
     %v = affine.if (%k_t + %c <= 999) -> f32 { %x = affine.load %A[%r, %k_t + %c]  yield %x }
          else { %z = arith.constant 0.0 : f32  yield %z }
     affine.store %v, %A_shared[%r, %c]
-becomes one cp.async whose source size is its bytes where the condition holds and 0 where it
-fails (PTX then writes zeros); the source address where it fails is the array's first element:
-    %src:3 = affine.if (%k_t + %c <= 999) -> (index, index, i32) {
-      %n = arith.constant 16 : i32   affine.yield %r, %col, %n
-    } else { %0 = arith.constant 0 : index   %z = arith.constant 0 : i32   yield %0, %0, %z }
-    nvvm.cp.async.copy %A[%src#0, %src#1], %A_ring[%s, %r, %c], 16, %src#2 {bypass_l1}
+becomes one cp.async whose source size is its elements where the condition holds and 0 where
+it fails (PTX then writes zeros); the source address where it fails is the array's first element:
+    %src:3 = affine.if (%k_t + %c <= 999) -> (index, index, index) {
+      %n = arith.constant 4 : index   affine.yield %r, %col, %n
+    } else { %0 = arith.constant 0 : index   yield %0, %0, %0 }
+    %t = nvgpu.device_async_copy %A[%src#0, %src#1], %A_ring[%s, %r, %c], 4, %src#2 {bypassL1}
 
 PTX's cp.async says that src-size bytes are read and the rest of cp-size zero-filled, not that
 a copy of src-size 0 leaves its address alone, so an address outside the array (the padding of
@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i32
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineMap
 from xdsl.ir.affine.affine_set import AffineConstraintKind
@@ -89,16 +89,15 @@ def holds_copy(array: SSAValue, elements: int) -> bool:
 
 
 def sized_source(
-    guard: affine.IfOp, args: Sequence[SSAValue], src: Sequence[SSAValue], nbytes: int
+    guard: affine.IfOp, args: Sequence[SSAValue], src: Sequence[SSAValue], elements: int
 ) -> affine.IfOp:
     """An affine.if of `guard`'s condition on `args` yielding the source indices `src` and
-    `nbytes` (i32) where it holds, the first element's indices and 0 where it fails."""
-    full = arith.ConstantOp(IntegerAttr(nbytes, i32))
+    `elements` (index) where it holds, the first element's indices and 0 where it fails."""
+    full = arith.ConstantOp(IntegerAttr.from_index_int_value(elements))
     then = Block([full, affine.YieldOp.get(*src, full.result)])
     origin = arith.ConstantOp(IntegerAttr.from_index_int_value(0))
-    none = arith.ConstantOp(IntegerAttr(0, i32))
-    other = Block([origin, none, affine.YieldOp.get(*[origin.result] * len(src), none.result)])
-    types: list[Attribute] = [IndexType()] * len(src) + [i32]
+    other = Block([origin, affine.YieldOp.get(*[origin.result] * (len(src) + 1))])
+    types: list[Attribute] = [IndexType()] * (len(src) + 1)
     return affine_ext.IfOp.build(
         operands=[list(args)],
         result_types=[types],

@@ -15,7 +15,8 @@ become special-register reads, gpu.barrier nvvm.barrier0, asynchronous copies by
 (lowering/cp_async.py), and then the host's
 lowering to the llvm dialect (lowering/to_llvm.py) does the rest, with the same calling
 convention: one bare pointer per memref, plus an i64 per dynamic size. Shared buffers
-(memref.alloca in space 3) become globals in shared memory (lowering/gpu_shared.py). Host
+(workgroup attributions, or memref.alloca in space 3) become globals in shared memory
+(lowering/gpu_shared.py). Host
 functions and gpu.launch_func are left alone (runtime/host.py runs them). Kernels carry
 `gpu.kernel` (as upstream's lowering keeps it: gpu.launch_func's verifier asks for it),
 `nvvm.kernel` (backend/ptx.py gives them the ptx_kernel calling convention),
@@ -24,7 +25,7 @@ functions and gpu.launch_func are left alone (runtime/host.py runs them). Kernel
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, gpu, llvm, memref
+from xdsl.dialects import arith, func, gpu, llvm
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
@@ -46,6 +47,7 @@ from loopopt.dialects.loopopt import (
     SHARED_BYTES_ATTR,
 )
 from loopopt.dialects.nvvm import Barrier0Op, read_sreg
+from loopopt.loops.gpu_workgroup import workgroup_buffers_to_allocas
 from loopopt.lowering.block_cse import merge_repeats
 from loopopt.lowering.contract import contract_fma
 from loopopt.lowering.cp_async import linearize_async_copies, lower_shared_global
@@ -104,7 +106,7 @@ class KernelLowering(RewritePattern):
     def match_and_rewrite(self, op: gpu.FuncOp, rewriter: PatternRewriter, /) -> None:
         if op.function_type.outputs.data and op.kernel is not None:
             raise LoopoptError("a kernel returns nothing", op=op)
-        _attributions_to_allocas(op)
+        workgroup_buffers_to_allocas(op)  # placed by gpu_shared.py, as workgroup allocas
         for inner in op.walk():
             if isinstance(inner, gpu.ReturnOp):
                 rewriter.replace(inner, func.ReturnOp(*inner.args))
@@ -119,23 +121,6 @@ class KernelLowering(RewritePattern):
             if kept in op.attributes:
                 new.attributes[kept] = op.attributes[kept]
         rewriter.replace(op, new)
-
-
-def _attributions_to_allocas(op: gpu.FuncOp) -> None:
-    """Workgroup and private attributions become allocas at the entry (shared ones are then
-    placed by gpu_shared.py, as the buffers gpu-map-loops makes)."""
-    entry = op.body.block
-    first = entry.first_op
-    for arg in [*gpu_ext.workgroup_args(op), *gpu_ext.private_args(op)]:
-        alloca = memref.AllocaOp.build(operands=[[], []], result_types=[arg.type])
-        alloca.memref.name_hint = arg.name_hint
-        if first is None:
-            entry.add_op(alloca)
-        else:
-            entry.insert_op_before(alloca, first)
-        arg.replace_all_uses_with(alloca.memref)
-        entry.erase_arg(arg)
-    op.attributes.pop(gpu_ext.WORKGROUP_ATTRIBUTIONS, None)
 
 
 def lower_gpu_to_nvvm(module: ModuleOp) -> None:

@@ -19,7 +19,8 @@ analysis), the nest becomes one kernel: up to three parallel loops map onto bloc
 (tile loops of a tiled band onto blocks, its point loops onto threads; untiled loops are
 strip-mined by the block size; the loop contiguous in most accesses gets threadIdx.x: see
 loops/gpu_plan), loops that carry dependences stay sequential in the kernel, copy loops of
-`promote{memory-space=shared}` are spread over the block's threads, and barriers separate the
+`promote{memory-space=shared}` are spread over the block's threads (their buffers become
+workgroup attributions of the kernel: loops/gpu_workgroup), and barriers separate the
 threads' conflicting accesses (loops/gpu_kernel). When the outer loop carries a dependence, it
 stays on the host around the launches of the nests in its body (jacobi's time loop). Code that
 no parallel band covers (scalar statements, recurrences, nests without a parallel loop) runs on
@@ -81,6 +82,7 @@ from loopopt.loops.gpu_region import (
     map_region,
     wrap,
 )
+from loopopt.loops.gpu_workgroup import attribute_workgroup_buffers
 from loopopt.loops.nest import functions
 from loopopt.loops.outline import kernel_module, kernel_name, outline
 from loopopt.passes import LoopoptPass
@@ -157,6 +159,8 @@ class GpuMapLoopsPass(LoopoptPass):
             )
         for fn in functions(op, self.func):
             _Host(self, op, fn).function()
+        for kernel in [k for k in op.walk() if isinstance(k, gpu.FuncOp)]:
+            attribute_workgroup_buffers(kernel)  # shared memory as upstream MLIR means it
 
 
 class _Host:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import builtin, gpu, memref
+from xdsl.dialects import builtin, gpu
+from xdsl.dialects.builtin import MemRefType
 
 from loopopt.diagnostics import LoopoptError
-from loopopt.lowering.gpu_shared import is_shared, slot_bytes
+from loopopt.loops.gpu_workgroup import workgroup_buffers
+from loopopt.lowering.gpu_shared import slot_bytes
 from loopopt.lowering.llvm_common import element_bytes
 from loopopt.schedule.resources import shared_bytes
 from loopopt.schedule.types import NestSummary, Schedule
@@ -54,13 +56,13 @@ def mapped_kernels(module: builtin.ModuleOp) -> list[Mapped]:
             continue
         sizes = (*op.known_block_size.get_values(), 1, 1, 1)[:3]
         total = 0
-        for inner in op.walk():
-            if isinstance(inner, memref.AllocaOp) and is_shared(inner.memref.type):
-                t = inner.memref.type
-                count = 1
-                for size in t.get_shape():
-                    count *= size
-                total += slot_bytes(count * element_bytes(t.element_type, inner))
+        for buffer in workgroup_buffers(op):
+            t = buffer.type
+            assert isinstance(t, MemRefType)
+            count = 1
+            for size in t.get_shape():
+                count *= size
+            total += slot_bytes(count * element_bytes(t.element_type, op))
         found.append(Mapped(op.sym_name.data, (sizes[0], sizes[1], sizes[2]), total))
     return found
 

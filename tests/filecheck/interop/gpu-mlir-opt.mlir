@@ -2,7 +2,8 @@
 // gpu IR in upstream MLIR 22's custom syntax, both ways (loopopt.dialects.gpu_ext).
 // Hand-written IR: what mlir-opt prints (custom and generic form) loopopt reads, and what loopopt
 // prints back mlir-opt reads, with nothing lost: gpu.module attributes, gpu.func arguments,
-// result and argument attributes, workgroup/private attributions, kernel, known_block_size;
+// result and argument attributes, workgroup/private attributions (with attributes, in
+// #gpu.address_space or NVVM's number), kernel, known_block_size;
 // ids with upper bounds, lane/subgroup ids, barrier, return; gpu.launch_func with dynamic
 // shared memory, i32 sizes, clusters, async tokens and an async object; gpu.wait.
 // RUN: sed -n '/^\/\/ HAND-WRITTEN CASE/,/^\/\/ END OF HAND-WRITTEN/p' %s | %mlir-opt | loopopt-opt | %mlir-opt | filecheck %s
@@ -40,7 +41,7 @@
 // CHECK-NEXT:      gpu.return
 // CHECK:         gpu.func @k2() kernel {
 // CHECK:         gpu.func @k3(%{{.*}}: memref<64xf32>) kernel {
-// CHECK:         gpu.func @helper(%[[X:[a-z0-9_]+]]: f32 {loopopt.arg}) -> (f32 {loopopt.res}) workgroup(%[[W:[a-z0-9_]+]] : memref<32xf32, #gpu.address_space<workgroup>>) private(%[[PR:[a-z0-9_]+]] : memref<1xf32, #gpu.address_space<private>>) {
+// CHECK:         gpu.func @helper(%[[X:[a-z0-9_]+]]: f32 {loopopt.arg}) -> (f32 {loopopt.res}) workgroup(%[[W:[a-z0-9_]+]] : memref<32xf32, #gpu.address_space<workgroup>> {llvm.align = 8 : i64}, %[[W3:[a-z0-9_]+]] : memref<4xf32, 3>) private(%[[PR:[a-z0-9_]+]] : memref<1xf32, #gpu.address_space<private>>) {
 // CHECK:           memref.store %[[X]], %[[W]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>
 // CHECK:           memref.store %[[X]], %[[PR]][%{{.*}}] : memref<1xf32, #gpu.address_space<private>>
 // CHECK-NEXT:      gpu.return %[[X]] : f32
@@ -92,7 +93,8 @@ module attributes {gpu.container_module} {
       gpu.return
     }
     gpu.func @helper(%x: f32 {loopopt.arg}) -> (f32 {loopopt.res})
-        workgroup(%wg : memref<32xf32, #gpu.address_space<workgroup>>)
+        workgroup(%wg : memref<32xf32, #gpu.address_space<workgroup>> {llvm.align = 8 : i64},
+                  %wg3 : memref<4xf32, 3>)
         private(%pr : memref<1xf32, #gpu.address_space<private>>) {
       %c0 = arith.constant 0 : index
       memref.store %x, %wg[%c0] : memref<32xf32, #gpu.address_space<workgroup>>
@@ -107,7 +109,7 @@ module attributes {gpu.container_module} {
 // MAPPED-LABEL: func.func @tiled(
 // MAPPED:         gpu.launch_func  @kernels::@tiled_k0 blocks in (%{{.*}}) threads in (%c32, %c32, %c1) args(%arg0 : memref<100x70xf32>, %arg1 : memref<70x90xf32>, %arg2 : memref<100x90xf32>)
 // MAPPED:       gpu.module @kernels {
-// MAPPED-NEXT:    gpu.func @tiled_k0(%arg0: memref<100x70xf32>, %arg1: memref<70x90xf32>, %arg2: memref<100x90xf32>) kernel attributes {known_block_size = array<i32: 32, 32, 1>
+// MAPPED-NEXT:    gpu.func @tiled_k0(%arg0: memref<100x70xf32>, %arg1: memref<70x90xf32>, %arg2: memref<100x90xf32>) workgroup(%arg3 : memref<32x8xf32, 3> {llvm.align = 16 : i64}, %arg4 : memref<8x33xf32, 3> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 32, 1>
 // MAPPED:           gpu.thread_id x
 // MAPPED:           gpu.barrier
 // MAPPED:           gpu.barrier

@@ -14,9 +14,7 @@
 // CHECK-NEXT:    #2 matmul
 // CHECK-NEXT:    pipeline: loop-tile{tile-sizes=32,32,32},promote{arrays=A loop=k_t memory-space=shared pad=4 transpose},promote{arrays=B loop=k_t memory-space=shared pad=4},loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=8,8 max-registers=cap copy-vector=4},
 // CHECK:       gpu.launch_func @kernels::@mm_k0 blocks in (%c2, %c2, %c1) threads in (%c8, %c8, %c1)
-// CHECK:       gpu.func @mm_k0({{.*}}) kernel attributes {known_block_size = array<i32: 8, 8, 1>
-// CHECK:         %A_shared = memref.alloca() : memref<32x36xf32, 3 : i64>
-// CHECK-NEXT:    %B_shared = memref.alloca() : memref<32x36xf32, 3 : i64>
+// CHECK:       gpu.func @mm_k0({{.*}}) workgroup(%A_shared : memref<32x36xf32, 3 : i64> {llvm.align = 16 : i64}, %B_shared : memref<32x36xf32, 3 : i64> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 8, 8, 1>
 // CHECK:         affine.for %k_t = 0 to 32 step 32 iter_args(
 // CHECK:         gpu.barrier
 // CHECK-NOT:     affine.for %k =
@@ -153,7 +151,7 @@ func.func @conv(%I: memref<66x130xf32>, %F: memref<3x3xf32>, %O: memref<64x128xf
 // GEMM-NEXT:    func.return
 // GEMM-NOT:   func.func
 // GEMM:       gpu.func @gemm_k1
-// GEMM:         %A_shared = memref.alloca() : memref<{{.*}}xf32, 3 : i64>
+// GEMM-SAME:    workgroup(%A_shared : memref<{{.*}}xf32, 3 : i64> {llvm.align = 16 : i64}
 // GEMM
 func.func @gemm(%alpha: f32, %beta: f32, %C: memref<256x256xf32>, %A: memref<256x128xf32>, %B: memref<128x256xf32>) {
   affine.for %i = 0 to 256 {

@@ -266,10 +266,9 @@ func.func @host_store(%A: memref<8x32xf32>) {
 // CHECK-LABEL: func.func @normalize
 // CHECK:         gpu.launch_func @kernels::@normalize_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%X : memref<100xf32>, %Y : memref<100xf32>)
 // CHECK:         gpu.func @normalize_k0
+// CHECK-SAME:      workgroup(%reduced : memref<1xf32, 3 : i64> {llvm.align = 16 : i64}, %partials : memref<256xf32, 3 : i64> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME:      known_block_size = array<i32: 256, 1, 1>, loopopt.mapping = {region = "one block", threads_x = "j, i"}
 // CHECK-NEXT:      %tx = gpu.thread_id x
-// CHECK-NEXT:      %reduced = memref.alloca() : memref<1xf32, 3 : i64>
-// CHECK-NEXT:      %partials = memref.alloca() : memref<256xf32, 3 : i64>
 // CHECK:           %[[ZERO:[0-9]+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:      %s = affine.for %i = affine_map<(d0) -> (d0)>(%tx) to 100 step 256 iter_args(%acc = %[[ZERO]]) -> (f32) {
 // CHECK:           } {loopopt.name = "i", loopopt.mapping = "threads x reduction"}
@@ -402,9 +401,9 @@ func.func @rowsums(%A: memref<300x500xf32>, %out: memref<300xf32>) {
 // CHECK-LABEL: func.func @colsums
 // CHECK:         gpu.launch_func @kernels::@colsums_k0 blocks in (%c2, %c1, %c1) threads in (%c32, %c32_1, %c1)
 // CHECK:         gpu.func @colsums_k0
+// CHECK-SAME:      workgroup(%partials : memref<32x32xf32, 3 : i64> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME:      known_block_size = array<i32: 32, 32, 1>, loopopt.mapping = {region = "one block", threads_y = "i", block_x = "j", thread_x = "j"}
-// CHECK:           %partials = memref.alloca() : memref<32x32xf32, 3 : i64>
-// CHECK-NEXT:      %lane = affine.apply affine_map<(d0, d1) -> (((d0 * 32) + d1))> (%bx, %tx)
+// CHECK:           %lane = affine.apply affine_map<(d0, d1) -> (((d0 * 32) + d1))> (%bx, %tx)
 // CHECK-NEXT:      %[[LAST:.*]] = affine.min affine_map<(d0) -> (d0, 44)> (%lane)
 // CHECK-NEXT:      %j = affine.apply affine_map<(d0) -> (d0)> (%[[LAST]])
 // CHECK:           %s = affine.for %i = affine_map<(d0) -> (d0)>(%ty) to 53 step 32 iter_args
@@ -533,18 +532,17 @@ func.func @split_time(%A: memref<8x32xf32>) {
 // TILED CASE: matmul tiled 32x32x8, A and B promoted to shared memory under k_t (RUN lines 3
 // and 4). Tile loops i_t, j_t become the block indices, the point loops i, j the thread
 // indices (32x32 threads, the tile size); k_t carries C and stays a loop that every thread
-// runs. The shared buffers move to the kernel entry; each copy is spread over the 1024 threads
+// runs. The shared buffers become workgroup attributions of the kernel (one per block, what
+// upstream MLIR lowers to `.shared`); each copy is spread over the 1024 threads
 // (element l = tx + 32 * ty, consecutive threads on consecutive elements of a row), guarded by
 // its clipped bounds. Barriers: after the copies (the tiles must be complete before any thread
 // reads them) and at the end of k_t (no thread may overwrite a tile another still reads), both
 // outside every thread-dependent affine.if.
 // TILED-LABEL: func.func @tiled
 // TILED:         gpu.launch_func @kernels::@tiled_k0 blocks in (%c3, %c4, %c1) threads in (%c32, %c32, %c1)
-// TILED:         gpu.func @tiled_k0({{.*}}) kernel attributes {known_block_size = array<i32: 32, 32, 1>
+// TILED:         gpu.func @tiled_k0({{.*}}) workgroup(%A_shared : memref<32x8xf32, 3 : i64> {llvm.align = 16 : i64}, %B_shared : memref<8x33xf32, 3 : i64> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 32, 32, 1>
 // TILED:         %tx = gpu.thread_id x
 // TILED-NEXT:    %ty = gpu.thread_id y
-// TILED-NEXT:    %A_shared = memref.alloca() : memref<32x8xf32, 3 : i64>
-// TILED-NEXT:    %B_shared = memref.alloca() : memref<8x33xf32, 3 : i64>
 // TILED-NEXT:    %i_t = affine.apply affine_map<(d0) -> ((d0 * 32))> (%by)
 // TILED-NEXT:    %j_t = affine.apply affine_map<(d0) -> ((d0 * 32))> (%bx)
 // TILED-NEXT:    affine.for %k_t = 0 to 70 step 8 {

@@ -57,26 +57,26 @@ func.func @matmul(%A: memref<4x6xf32>, %B: memref<6x4xf32>, %C: memref<4x4xf32>)
 // ASYNC:         %[[RING:.*]] = memref.alloca() : memref<3x4x16xf32, 3 : i64>
 // ASYNC:         %[[S0:.*]] = arith.constant 0 : index
 // ASYNC:         %[[C:.*]] = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 16) * -16)))>
-// ASYNC:         nvvm.cp.async.copy %A[%{{.*}}, %{{.*}}], %[[RING]][%[[S0]], %{{.*}}, %[[C]]], 16 {bypass_l1} : memref<4x64xf32> to memref<3x4x16xf32, 3 : i64>
-// ASYNC-NEXT:    nvvm.cp.async.commit.group
+// ASYNC:         %{{.*}} = nvgpu.device_async_copy %A[%{{.*}}, %{{.*}}], %[[RING]][%[[S0]], %{{.*}}, %[[C]]], 4 {bypassL1} : memref<4x64xf32> to memref<3x4x16xf32, 3 : i64>
+// ASYNC-NEXT:    %{{.*}} = nvgpu.device_async_create_group
 // ASYNC:         %[[S1:.*]] = arith.constant 1 : index
-// ASYNC:         nvvm.cp.async.copy %A[{{.*}}], %[[RING]][%[[S1]], {{.*}}], 16 {bypass_l1}
-// ASYNC-NEXT:    nvvm.cp.async.commit.group
-// ASYNC-NOT:     nvvm.cp.async.copy
+// ASYNC:         %{{.*}} = nvgpu.device_async_copy %A[{{.*}}], %[[RING]][%[[S1]], {{.*}}], 4 {bypassL1}
+// ASYNC-NEXT:    %{{.*}} = nvgpu.device_async_create_group
+// ASYNC-NOT:     nvgpu.device_async_copy
 // ASYNC:         affine.for %[[KT:.*]] = 0 to 64 step 16 {
 // ASYNC-NEXT:      %[[STAGE:.*]] = affine.apply affine_map<(d0) -> (((d0 floordiv 16) + (((d0 floordiv 16) floordiv 3) * -3)))> (%[[KT]])
-// ASYNC-NEXT:      nvvm.cp.async.wait.group 1
+// ASYNC-NEXT:      nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // ASYNC-NEXT:      gpu.barrier
 // ASYNC-NEXT:      %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 32), 48)> (%[[KT]])
 // ASYNC-NEXT:      %[[ASTAGE:.*]] = affine.apply affine_map<(d0) -> ((((d0 floordiv 16) + ((((d0 floordiv 16) + 2) floordiv 3) * -3)) + 2))> (%[[KT]])
 // ASYNC:           %[[COL:.*]] = affine.apply affine_map<()[s0, s1] -> ((s0 + s1))> ()[%[[AHEAD]], %{{.*}}]
-// ASYNC-NEXT:      nvvm.cp.async.copy %A[%{{.*}}, %[[COL]]], %[[RING]][%[[ASTAGE]], %{{.*}}, %{{.*}}], 16 {bypass_l1}
-// ASYNC-NEXT:      nvvm.cp.async.commit.group
+// ASYNC-NEXT:      %{{.*}} = nvgpu.device_async_copy %A[%{{.*}}, %[[COL]]], %[[RING]][%[[ASTAGE]], %{{.*}}, %{{.*}}], 4 {bypassL1}
+// ASYNC-NEXT:      %{{.*}} = nvgpu.device_async_create_group
 // ASYNC-NEXT:      affine.for %[[I:.*]] = 0 to 4 {
 // ASYNC-NEXT:        affine.load %[[RING]][%[[STAGE]], %[[I]], %tx] : memref<3x4x16xf32, 3 : i64>
 // ASYNC:           } {loopopt.name = "i"}
 // ASYNC-NEXT:    } {loopopt.name = "k_t"}
-// ASYNC-NEXT:    nvvm.cp.async.wait.group 0
+// ASYNC-NEXT:    nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 gpu.module @kernels {
   gpu.func @rows_k0(%A: memref<4x64xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
     %tx = gpu.thread_id x
@@ -111,15 +111,15 @@ gpu.module @kernels {
 // Without the kernel's pointer alignment (no copy-vector), the lanes stay 4-byte copies (.ca).
 // TWO-LABEL: gpu.func @rows_k0
 // TWO:         affine.for %[[KT:.*]] = 0 to 64 step 16 {
-// TWO:           nvvm.cp.async.wait.group 0
+// TWO:           nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // TWO-NEXT:      gpu.barrier
 // TWO-NEXT:      affine.min affine_map<(d0) -> ((d0 + 16), 48)> (%[[KT]])
-// TWO:           nvvm.cp.async.copy {{.*}}, 16 {bypass_l1}
+// TWO:           %{{.*}} = nvgpu.device_async_copy {{.*}}, 4 {bypassL1}
 // TWO-LABEL: gpu.func @cols_k0
-// TWO-COUNT-4:   nvvm.cp.async.copy %A[{{.*}}], %A_shared[{{.*}}], 4 : memref<4x64xf32> to memref<2x4x16xf32, 3 : i64>
-// TWO-NEXT:      nvvm.cp.async.commit.group
+// TWO-COUNT-4:   %{{.*}} = nvgpu.device_async_copy %A[{{.*}}], %A_shared[{{.*}}], 1 : memref<4x64xf32> to memref<2x4x16xf32, 3 : i64>
+// TWO-NEXT:      %{{.*}} = nvgpu.device_async_create_group
 // TWO:           affine.for
-// TWO-COUNT-4:     nvvm.cp.async.copy {{.*}}, 4 :
+// TWO-COUNT-4:     %{{.*}} = nvgpu.device_async_copy {{.*}}, 1 :
 gpu.module @kernels_cols {
   gpu.func @cols_k0(%A: memref<4x64xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>} {
     %tx = gpu.thread_id x
@@ -162,30 +162,29 @@ gpu.module @kernels_cols {
 // FILL:         %[[R:.*]] = affine.apply affine_map<(d0) -> ((d0 floordiv 16))>
 // FILL-NEXT:    %[[C:.*]] = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 16) * -16)))>
 // FILL-NEXT:    %[[COL:.*]] = affine.apply affine_map<()[s0, s1] -> ((s0 + s1))> ()[%[[FIRST]], %[[C]]]
-// FILL-NEXT:    %[[SR:.*]], %[[SC:.*]], %[[BYTES:.*]] = affine.if affine_set<(d0, d1) : ((((d0 * -1) + (d1 * -1)) + 59) >= 0)>(%[[FIRST]], %[[C]]) -> (index, index, i32) {
-// FILL-NEXT:      %[[N:.*]] = arith.constant 16 : i32
-// FILL-NEXT:      affine.yield %[[R]], %[[COL]], %[[N]] : index, index, i32
+// FILL-NEXT:    %[[SR:.*]], %[[SC:.*]], %[[ELEMS:.*]] = affine.if affine_set<(d0, d1) : ((((d0 * -1) + (d1 * -1)) + 59) >= 0)>(%[[FIRST]], %[[C]]) -> (index, index, index) {
+// FILL-NEXT:      %[[N:.*]] = arith.constant 4 : index
+// FILL-NEXT:      affine.yield %[[R]], %[[COL]], %[[N]] : index, index, index
 // FILL-NEXT:    } else {
 // FILL-NEXT:      %[[Z:.*]] = arith.constant 0 : index
-// FILL-NEXT:      %[[ZB:.*]] = arith.constant 0 : i32
-// FILL-NEXT:      affine.yield %[[Z]], %[[Z]], %[[ZB]] : index, index, i32
+// FILL-NEXT:      affine.yield %[[Z]], %[[Z]], %[[Z]] : index, index, index
 // FILL-NEXT:    }
-// FILL-NEXT:    nvvm.cp.async.copy %A[%[[SR]], %[[SC]]], %[[RING]][%[[S0]], %[[R]], %[[C]]], 16, %[[BYTES]] {bypass_l1} : memref<4x60xf32> to memref<3x4x16xf32, 3 : i64>
-// FILL-NEXT:    nvvm.cp.async.commit.group
-// FILL:         affine.if affine_set<{{.*}} + 59) >= 0)>(%{{.*}}, %{{.*}}) -> (index, index, i32)
-// FILL:         nvvm.cp.async.copy {{.*}}, 16, %{{.*}} {bypass_l1}
-// FILL-NEXT:    nvvm.cp.async.commit.group
+// FILL-NEXT:    %{{.*}} = nvgpu.device_async_copy %A[%[[SR]], %[[SC]]], %[[RING]][%[[S0]], %[[R]], %[[C]]], 4, %[[ELEMS]] {bypassL1} : memref<4x60xf32> to memref<3x4x16xf32, 3 : i64>
+// FILL-NEXT:    %{{.*}} = nvgpu.device_async_create_group
+// FILL:         affine.if affine_set<{{.*}} + 59) >= 0)>(%{{.*}}, %{{.*}}) -> (index, index, index)
+// FILL:         %{{.*}} = nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1}
+// FILL-NEXT:    %{{.*}} = nvgpu.device_async_create_group
 // FILL-NEXT:    affine.for %[[KT:.*]] = 0 to 64 step 16 {
-// FILL:           nvvm.cp.async.wait.group 1
+// FILL:           nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // FILL-NEXT:      gpu.barrier
 // FILL-NEXT:      %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 32), 48)> (%[[KT]])
 // FILL:           %[[C2:.*]] = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 16) * -16)))>
-// FILL:           affine.if affine_set<(d0, d1) : ((((d0 * -1) + (d1 * -1)) + 59) >= 0)>(%[[AHEAD]], %[[C2]]) -> (index, index, i32) {
-// FILL:           nvvm.cp.async.copy {{.*}}, 16, %{{.*}} {bypass_l1}
-// FILL-NEXT:      nvvm.cp.async.commit.group
+// FILL:           affine.if affine_set<(d0, d1) : ((((d0 * -1) + (d1 * -1)) + 59) >= 0)>(%[[AHEAD]], %[[C2]]) -> (index, index, index) {
+// FILL:           %{{.*}} = nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1}
+// FILL-NEXT:      %{{.*}} = nvgpu.device_async_create_group
 // FILL-NOT:       affine.load %A[
 // FILL:         } {loopopt.name = "k_t"}
-// FILL-NEXT:    nvvm.cp.async.wait.group 0
+// FILL-NEXT:    nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 gpu.module @kernels_padded {
   gpu.func @padded_k0(%A: memref<4x60xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
     %tx = gpu.thread_id x
@@ -244,8 +243,8 @@ gpu.module @kernels_padded {
 // A is 63 columns wide: no lane of a row is 8 or 16 bytes aligned; four 4-byte copies, each
 // with its own condition and source size.
 // FILL-LABEL: gpu.func @padded63_k0
-// FILL-COUNT-4: nvvm.cp.async.copy %A[%A_src{{.*}}], %A_shared[{{.*}}], 4, %A_bytes{{.*}} : memref<4x63xf32> to memref<3x4x16xf32, 3 : i64>
-// FILL-NEXT:    nvvm.cp.async.commit.group
+// FILL-COUNT-4: %{{.*}} = nvgpu.device_async_copy %A[%A_src{{.*}}], %A_shared[{{.*}}], 1, %A_elements{{.*}} : memref<4x63xf32> to memref<3x4x16xf32, 3 : i64>
+// FILL-NEXT:    %{{.*}} = nvgpu.device_async_create_group
 gpu.module @kernels_padded63 {
   gpu.func @padded63_k0(%A: memref<4x63xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
     %tx = gpu.thread_id x
@@ -306,12 +305,12 @@ gpu.module @kernels_padded63 {
 // then lanes 2 and 3 (k_t + c + 2 = 62 takes lane 2, not lane 3) with 4 bytes each.
 // FILL-LABEL: gpu.func @guarded_k0
 // FILL:         affine.if affine_set<{{.*}} + 62) >= 0)>
-// FILL:         nvvm.cp.async.copy %A[{{.*}}], %A_shared[{{.*}}], 8, %A_bytes : memref<4x64xf32>
+// FILL:         %{{.*}} = nvgpu.device_async_copy %A[{{.*}}], %A_shared[{{.*}}], 2, %A_elements : memref<4x64xf32>
 // FILL:         affine.if affine_set<{{.*}} + 62) >= 0)>
-// FILL:         nvvm.cp.async.copy %A[{{.*}}], %A_shared[{{.*}}], 4, %A_bytes_1 : memref<4x64xf32>
+// FILL:         %{{.*}} = nvgpu.device_async_copy %A[{{.*}}], %A_shared[{{.*}}], 1, %A_elements_1 : memref<4x64xf32>
 // FILL:         affine.if affine_set<{{.*}} + 62) >= 0)>
-// FILL:         nvvm.cp.async.copy %A[{{.*}}], %A_shared[{{.*}}], 4, %A_bytes_2 : memref<4x64xf32>
-// FILL-NEXT:    nvvm.cp.async.commit.group
+// FILL:         %{{.*}} = nvgpu.device_async_copy %A[{{.*}}], %A_shared[{{.*}}], 1, %A_elements_2 : memref<4x64xf32>
+// FILL-NEXT:    %{{.*}} = nvgpu.device_async_create_group
 gpu.module @kernels_guarded {
   gpu.func @guarded_k0(%A: memref<4x64xf32>, %C: memref<4x64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>, loopopt.pointer_align = 16 : i32} {
     %tx = gpu.thread_id x
@@ -372,15 +371,15 @@ gpu.module @kernels_guarded {
 // FILL-LABEL: gpu.func @mixed_k0
 // FILL:         %[[ARING:.*]] = memref.alloca() : memref<3x4x16xf32, 3 : i64>
 // FILL-NEXT:    %[[BS:.*]] = memref.alloca() : memref<4x16xf32, 3 : i64>
-// FILL:         nvvm.cp.async.copy %A[{{.*}}], %[[ARING]][{{.*}}], 16 {bypass_l1}
+// FILL:         %{{.*}} = nvgpu.device_async_copy %A[{{.*}}], %[[ARING]][{{.*}}], 4 {bypassL1}
 // FILL:         affine.for %[[KT:.*]] = 0 to 64 step 16 {
 // FILL:           %[[ONE:.*]] = affine.if affine_set<(d0) : (((d0 * -1) + 59) >= 0)>(%[[KT]]) -> (f32) {
 // FILL-NEXT:        affine.load %B
 // FILL:             arith.constant 1.000000e+00 : f32
 // FILL:           affine.store %[[ONE]], %[[BS]]
-// FILL-NEXT:      nvvm.cp.async.wait.group 1
+// FILL-NEXT:      nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // FILL-NEXT:      gpu.barrier
-// FILL:           nvvm.cp.async.copy %A[{{.*}}], %[[ARING]][{{.*}}], 16 {bypass_l1}
+// FILL:           %{{.*}} = nvgpu.device_async_copy %A[{{.*}}], %[[ARING]][{{.*}}], 4 {bypassL1}
 // FILL:           gpu.barrier
 // FILL-NEXT:    } {loopopt.name = "k_t"}
 gpu.module @kernels_mixed {
