@@ -67,10 +67,14 @@ def _installed_cuda_python() -> str | None:
     return None
 
 
-def result_text(error: Any) -> str:
-    """`NAME: description` of a CUresult (or its number)."""
+def result_text(code: int) -> str:
+    """`NAME: description` of a CUresult's number (what native launches get back)."""
+    return _error_text(_driver().CUresult(code))
+
+
+def _error_text(error: Any) -> str:
+    """`NAME: description` of a CUresult."""
     driver = _driver()
-    error = driver.CUresult(int(error))
     _, name = driver.cuGetErrorName(error)
     _, text = driver.cuGetErrorString(error)
     name = name.decode() if isinstance(name, bytes) else str(error)
@@ -83,7 +87,7 @@ def check(result: Any, what: str) -> Any:
     driver = _driver()
     error, *values = result if isinstance(result, tuple) else (result,)
     if error != driver.CUresult.CUDA_SUCCESS:
-        raise LoopoptError(f"CUDA error in {what}: {result_text(error)}")
+        raise LoopoptError(f"CUDA error in {what}: {_error_text(error)}")
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
