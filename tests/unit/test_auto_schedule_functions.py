@@ -232,3 +232,28 @@ def test_deep_sequential_nests_are_rescheduled_into_a_host_loop_of_parallel_kern
             if isinstance(op, affine.ForOp) and "loopopt.mapping" in op.attributes
         ]
         assert marks == expected, name
+
+
+def test_a_fault_in_the_rescheduling_leaves_the_nest_with_a_warning(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loopopt.passes import loop_reschedule
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("isl gave up")
+
+    monkeypatch.setattr(loop_reschedule, "reschedule", broken)
+    f, inputs = pb.CASES["lu"]
+    module = Kernel(f).module(*inputs(rng))
+    (nest,) = [
+        op for op in functions(module, "lu")[0].body.block.ops if isinstance(op, affine.ForOp)
+    ]
+    before = str(nest)
+    assert not loop_reschedule.reschedule_deep(nest)
+    (after,) = [
+        op for op in functions(module, "lu")[0].body.block.ops if isinstance(op, affine.ForOp)
+    ]
+    assert str(after) == before
+    assert "internal: loop-reschedule left the nest as it is (RuntimeError: isl gave up)" in (
+        capsys.readouterr().err
+    )
