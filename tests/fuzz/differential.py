@@ -7,7 +7,8 @@ Each case is a nest drawn from a seed (`random_nest`: depth 1–3, constant, tri
 `l_p + c`, `min(N, l_p + c)` and `max(0, l_p - c)` bounds, steps 1–3, statements between loops
 (imperfect nests), statements under `affine.if`, `iter_args` reductions) and a pipeline of 1–3
 loop passes (`random_pipeline`: tile, strip-mine, unroll, unroll-full, unroll-jam, interchange,
-peel, skew, promote under a loop, distribute, fuse, mark-parallel, scalar-replace). loopopt
+peel, skew, promote under a loop, distribute, fuse, mark-parallel, scalar-replace,
+reduction-to-memory, loop-reschedule). loopopt
 applies the pipeline in-process as `loopopt-opt` does (its printed output, buffers hoisted as
 upstream needs them); a refusal (`LoopoptError`) is counted and proves nothing. Every applied
 case of a batch goes into one module with the original nest, a `main` that runs both on the
@@ -265,32 +266,36 @@ def random_nest(seed: int) -> Case:
     return Case(seed, text, pipeline, ranks, size, features)
 
 
-def random_pipeline(r: random.Random, loops: list[Loop]) -> str:
+KINDS = (
+    "tile",
+    "tile",
+    "strip-mine",
+    "unroll",
+    "unroll-full",
+    "unroll-jam",
+    "interchange",
+    "peel",
+    "full-tiles",
+    "promote",
+    "promote",
+    "mark-parallel",
+    "skew",
+    "distribute",
+    "fuse",
+    "scalar-replace",
+    "demote",
+    "reschedule",
+)
+"""The pipeline steps `random_pipeline` draws from (`--kinds` narrows them)."""
+
+
+def random_pipeline(r: random.Random, loops: list[Loop], kinds: Sequence[str] = KINDS) -> str:
     names = [loop.name for loop in loops]
 
     def one() -> str:
         loop = r.choice(names)
         factor = r.randint(2, 4)
-        kind = r.choice(
-            [
-                "tile",
-                "tile",
-                "strip-mine",
-                "unroll",
-                "unroll-full",
-                "unroll-jam",
-                "interchange",
-                "peel",
-                "full-tiles",
-                "promote",
-                "promote",
-                "mark-parallel",
-                "skew",
-                "distribute",
-                "fuse",
-                "scalar-replace",
-            ]
-        )
+        kind = r.choice(list(kinds))
         if kind == "tile":
             sizes = [r.choice([0, 2, 3, 4]) for _ in range(r.randint(1, len(names)))]
             return f"loop-tile{{tile-sizes={','.join(map(str, sizes))}}}"
@@ -322,6 +327,10 @@ def random_pipeline(r: random.Random, loops: list[Loop]) -> str:
             return "loop-fuse"
         if kind == "scalar-replace":
             return "scalar-replace"
+        if kind == "demote":
+            return r.choice(["reduction-to-memory", "reduction-to-memory{scratch}"])
+        if kind == "reschedule":
+            return r.choice(["loop-reschedule{force}", "reduction-to-memory,loop-reschedule"])
         return "loop-mark-parallel"
 
     return ",".join(one() for _ in range(r.randint(1, 3)))

@@ -330,3 +330,77 @@ def test_loops_named_after_the_original_iterator_or_fresh() -> None:
     reschedule(outermost_loops(module)[0])
     names = [loop_name(op) for op in module.walk() if isinstance(op, affine.ForOp)]
     assert names == ["c0", "i", "i", "j", "i", "j"]  # the division, then each update nest
+
+
+# Found by the differential fuzzer (tests/fuzz/differential.py, kinds demote and reschedule).
+
+NO_SCHEDULE = """
+func.func @nest(%A: memref<7x7x7xf32>, %B: memref<7xf32>) {
+  affine.for %l0 = 0 to 4 step 3 {
+    affine.for %l1 = 0 to 2 {
+      affine.for %l2 = 1 to 5 {
+        %v1 = arith.constant 1.5 : f32
+        %v2 = affine.load %A[%l0 + 1, %l1 + 2, %l1] : memref<7x7x7xf32>
+        %v3 = arith.addf %v2, %v1 : f32
+        affine.store %v3, %B[%l0 + 1] : memref<7xf32>
+        %v4 = arith.constant 1.5 : f32
+        %v5 = affine.load %B[%l0 + 2] : memref<7xf32>
+        %v6 = arith.addf %v5, %v4 : f32
+        affine.store %v6, %B[%l2] : memref<7xf32>
+      } {loopopt.name = "l2"}
+    } {loopopt.name = "l1"}
+  } {loopopt.name = "l0"}
+  return
+}
+"""
+"""isl's scheduler cannot carry these dependences with its bounded coefficients."""
+
+TOP_LEVEL_APPLIES = """
+func.func @nest(%A: memref<5xf32>, %B: memref<5xf32>) {
+  affine.for %l0 = 0 to 1 step 2 {
+    affine.if affine_set<(d0, d1) : (d0 - d1 + 1 >= 0)>(%l0, %l0) {
+      %v1 = arith.constant 1.5 : f32
+      %v2 = affine.load %A[%l0 + 2] : memref<5xf32>
+      %v3 = arith.addf %v2, %v1 : f32
+      affine.store %v3, %A[%l0] : memref<5xf32>
+    }
+    affine.for %l1 = max affine_map<(d0) -> (0, d0 - 2)>(%l0) to affine_map<(d0) -> (d0 + 3)>(%l0) {
+      affine.for %l2 = 0 to affine_map<(d0) -> (d0 + 1)>(%l1) {
+        affine.if affine_set<(d0, d1) : (d0 - d1 - 1 >= 0)>(%l2, %l0) {
+          %v4 = arith.constant -0.75 : f32
+          %v5 = affine.load %A[%l1 + 1] : memref<5xf32>
+          %v6 = arith.mulf %v5, %v4 : f32
+          affine.store %v6, %B[%l1 + 2] : memref<5xf32>
+        }
+        %v7 = arith.constant 0.5 : f32
+        %v8 = affine.load %B[%l1 + 2] : memref<5xf32>
+        %v9 = arith.mulf %v8, %v7 : f32
+        affine.store %v9, %A[%l2] : memref<5xf32>
+      } {loopopt.name = "l2"}
+    } {loopopt.name = "l1"}
+    affine.if affine_set<(d0, d1) : (d0 - 3 == 0)>(%l0, %l0) {
+      %v10 = arith.constant 1.5 : f32
+      %v11 = affine.load %B[%l0 + 2] : memref<5xf32>
+      %v12 = arith.mulf %v11, %v10 : f32
+      affine.store %v12, %B[%l0 + 1] : memref<5xf32>
+    }
+  } {loopopt.name = "l0"}
+  return
+}
+"""
+"""A nest left as it is whose generated code had top-level IV applies (folded away) and
+values used by later generated ops."""
+
+
+def test_a_nest_isl_cannot_schedule_is_refused_with_isls_reason() -> None:
+    module = parse_module(NO_SCHEDULE, "test.mlir", make_context())
+    with pytest.raises(LoopoptError, match=r"isl's scheduler found no schedule \(unable to carry"):
+        reschedule(outermost_loops(module)[0], force=True)
+
+
+def test_a_nest_left_as_it_is_drops_every_generated_op() -> None:
+    module = parse_module(TOP_LEVEL_APPLIES, "test.mlir", make_context())
+    before = str(module)
+    outcome = reschedule(outermost_loops(module)[0])
+    assert not outcome.changed and str(module) == before
+    verify_ir(module, "after loop-reschedule")

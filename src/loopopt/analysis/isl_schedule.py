@@ -25,6 +25,7 @@ from __future__ import annotations
 import islpy as isl
 
 from loopopt.analysis.statements import NestStatements
+from loopopt.diagnostics import LoopoptError
 
 CTX = isl.Context()
 CTX.set_schedule_outer_coincidence(1)
@@ -82,7 +83,13 @@ def new_schedule(nest: NestStatements) -> isl.Schedule:
         .set_coincidence(deps)
         .set_proximity(deps)
     )
-    return constraints.compute_schedule()
+    try:
+        return constraints.compute_schedule()
+    except isl.Error as e:  # e.g. "unable to carry dependences" (bounded coefficients)
+        reason = str(e).split("failed:", 1)[-1].split(" in /")[0].strip() or str(e)
+        raise LoopoptError(
+            f"loop-reschedule: isl's scheduler found no schedule ({reason})", op=nest.root
+        ) from None
 
 
 def ast_of(nest: NestStatements, schedule: isl.Schedule) -> isl.AstNode:

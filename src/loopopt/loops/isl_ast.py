@@ -66,6 +66,7 @@ class Generated:
         for apply in self.applies:
             fold_apply(apply)
         self.applies = []
+        self.ops = [op for op in self.ops if op.parent is not None]  # folded top-level applies
 
     def name_loops(self) -> None:
         """Name each new loop as `names` says, or a fresh `c0, c1 …` (once in a function)."""

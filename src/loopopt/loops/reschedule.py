@@ -120,7 +120,7 @@ def reschedule(
     generated.fold()
     old, new = old_depths(statements), new_depths(generated)
     if not force and not (accept or pays)(old, new):
-        for op in generated.ops:
+        for op in reversed(generated.ops):  # users before the values they use
             op.detach()
             op.erase()
         depths = Outcome(False, old, new).depths_text() or "no statement"
