@@ -99,13 +99,15 @@ def replace_bounds(
     inits: Sequence[SSAValue] | None = None,
 ) -> affine.ForOp:
     """Replace `loop` by a loop with the same body, attributes and results and new bounds (and
-    step, iter_args inits); returns the new op, which sits where `loop` was. `loop` is erased."""
+    step, iter_args inits: with other inits, the body's arguments and the results must already
+    match them, old results unused); returns the new op, which sits where `loop` was. `loop`
+    is erased."""
     region = loop.detach_region(loop.body)
     new = affine.ForOp.from_region(
         lb.operands,
         ub.operands,
         list(loop.inits) if inits is None else list(inits),
-        list(loop.result_types),
+        list(loop.result_types) if inits is None else [value.type for value in inits],
         AffineMapAttr(lb.map),
         AffineMapAttr(ub.map),
         region,
@@ -117,8 +119,9 @@ def replace_bounds(
     if block is None:
         raise LoopoptError("internal: cannot replace the bounds of a detached loop", op=loop)
     block.insert_op_before(new, loop)
-    for old_result, new_result in zip(loop.results, new.results, strict=True):
-        old_result.replace_all_uses_with(new_result)
+    if len(loop.results) == len(new.results):
+        for old_result, new_result in zip(loop.results, new.results, strict=True):
+            old_result.replace_all_uses_with(new_result)
     loop.detach()
     loop.erase()
     return new

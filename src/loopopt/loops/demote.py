@@ -35,6 +35,8 @@ from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineMap
 
 from loopopt.analysis.demotion import Home
+from loopopt.loops.affine_maps import lower_bound, upper_bound
+from loopopt.loops.bounds import replace_bounds
 
 Place = tuple[SSAValue, AffineMapAttr, tuple[SSAValue, ...]]
 """One element of memory: (memref, map, map operands)."""
@@ -84,13 +86,11 @@ def demote(loop: affine.ForOp, homes: Sequence[Home | None]) -> affine.ForOp:
     stores = [_store(v, p) for v, p in zip(terminator.operands, places, strict=True)]
     body.insert_ops_before(stores, terminator)
     terminator.operands = ()
-    new = _without_iter_args(loop)
     after = [_load(place, arg.name_hint) for place, arg in zip(places, args, strict=True)]
-    block.insert_ops_after(after, new)
+    block.insert_ops_after(after, loop)
     for result, load in zip(loop.results, after, strict=True):
         result.replace_all_uses_with(load.result)
-    loop.detach()
-    loop.erase()
+    new = replace_bounds(loop, lower_bound(loop), upper_bound(loop), inits=[])
     for place_home, load in zip(homes, after, strict=True):
         if place_home is not None and place_home.store.value is load.result:
             block.erase_op(place_home.store)
@@ -99,26 +99,4 @@ def demote(loop: affine.ForOp, homes: Sequence[Home | None]) -> affine.ForOp:
         init_load = place_home.init_load if place_home is not None else None
         if init_load is not None and not init_load.result.uses:
             block.erase_op(init_load)
-    return new
-
-
-def _without_iter_args(loop: affine.ForOp) -> affine.ForOp:
-    """A loop with `loop`'s bounds, step, attributes and body (moved), and no iter_args,
-    inserted before it."""
-    region = loop.detach_region(loop.body)
-    new = affine.ForOp.from_region(
-        loop.lowerBoundOperands,
-        loop.upperBoundOperands,
-        [],
-        [],
-        loop.lowerBoundMap,
-        loop.upperBoundMap,
-        region,
-        loop.step,
-    )
-    new.attributes.update(loop.attributes)
-    new.location = loop.location
-    block = loop.parent_block()
-    assert block is not None
-    block.insert_op_before(new, loop)
     return new
