@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import affine, builtin
 
+from loopopt.analysis.nest import enclosing_loops
 from loopopt.analysis.parallel import is_parallel
 from loopopt.diagnostics import LoopoptError, warning
 from loopopt.loops.demote import demote
@@ -85,16 +86,12 @@ def sequential_depth(loop: affine.ForOp) -> int:
     at parallel loops."""
     if is_parallel(loop) and not loop.inits:
         return 0
-    inner = [op for op in loop.walk() if isinstance(op, affine.ForOp) and op is not loop]
-    direct = [op for op in inner if op.parent_op() is not None and _nearest_loop(op) is loop]
-    return 1 + max((sequential_depth(op) for op in direct), default=0)
-
-
-def _nearest_loop(op: affine.ForOp) -> affine.ForOp | None:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, affine.ForOp):
-        parent = parent.parent_op()
-    return parent
+    inner = [
+        op
+        for op in loop.walk()
+        if isinstance(op, affine.ForOp) and op is not loop and enclosing_loops(op)[-1] is loop
+    ]
+    return 1 + max((sequential_depth(op) for op in inner), default=0)
 
 
 def reschedule_deep(nest: affine.ForOp) -> bool:

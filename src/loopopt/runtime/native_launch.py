@@ -103,7 +103,6 @@ def launcher_ir(
     kinds = [llvm_type_text(t) for t in params]
     sizes = [f"i64 %g{d}" for d in range(GRID_ARGS)]
     formal = ", ".join([*sizes, "i32 %shared", *(f"{k} %a{n}" for n, k in enumerate(kinds))])
-    actual = formal  # the slow callback takes the same arguments
     fn, launch = function_global(site), launch_global(program)
     count = max(1, len(kinds))
     lines = [
@@ -120,7 +119,7 @@ def launcher_ir(
         "  %slow = or i1 %no_f, %no_launch",
         "  br i1 %slow, label %python, label %sizes",
         "python:",
-        f'  call void @"{slow_symbol(site)}"({actual})',
+        f'  call void @"{slow_symbol(site)}"({formal})',  # the same arguments
         "  ret void",
         "sizes:",
         *(f"  %empty{d} = icmp sle i64 %g{d}, 0" for d in range(3)),
