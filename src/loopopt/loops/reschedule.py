@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from xdsl.dialects import affine
 from xdsl.ir import Operation
 
+from loopopt.analysis.hyperplane import MAX_COEFFICIENT, ast_of_map, hyperplane, hyperplane_schedule
+from loopopt.analysis.hyperplane import MAX_LOOPS as HYPERPLANE_LOOPS
 from loopopt.analysis.isl_schedule import ast_of, new_schedule
 from loopopt.analysis.parallel import parallel_loops
 from loopopt.analysis.statements import NestStatements, nest_statements
@@ -49,6 +51,9 @@ class Outcome:
     old: Depths
     new: Depths
     reason: str = ""
+    inner: int = 0
+    """The most sequential loops inside a statement's outermost parallel loop (run in each
+    thread) in the new schedule."""
 
     def depths_text(self) -> str:
         """`S0 -/1, S1 2/1` (old/new per statement, `-` for no parallel loop)."""
@@ -85,6 +90,18 @@ def new_depths(generated: Generated) -> Depths:
     return depths
 
 
+def inner_sequential(generated: Generated) -> int:
+    """The most loops inside a statement's outermost parallel loop that are not parallel."""
+    parallel = _parallel_ids(generated.ops)
+    most = 0
+    for copies in generated.copies.values():
+        for loops in copies:
+            first = _first_parallel(loops, parallel)
+            if first is not None:
+                most = max(most, sum(id(loop) not in parallel for loop in loops[first:]))
+    return most
+
+
 def pays(old: Depths, new: Depths) -> bool:
     """No statement's parallel depth worse, one better (statements the AST dropped, with an
     empty domain, do not count)."""
@@ -104,21 +121,40 @@ def reschedule(
     nest: affine.ForOp,
     force: bool = False,
     accept: Callable[[Depths, Depths], bool] | None = None,
+    wavefront: bool = False,
+    min_width: float = 0.0,
 ) -> Outcome:
     """Reschedule `nest` where it pays (always if `force`; `accept(old, new)` instead of `pays`
-    where given); see the module docstring."""
+    where given), with isl's scheduler or, with `wavefront`, the hyperplane schedule of
+    `analysis.hyperplane` (left where there is none, or where its wavefronts hold fewer than
+    `min_width` iterations on average); see the module docstring."""
     statements = nest_statements(nest)
     if statements.width > MAX_LOOPS:
         return Outcome(
             False, {}, {}, f"{statements.width} loops deep (isl's scheduler: at most {MAX_LOOPS})"
         )
-    generated = generate(statements, ast_of(statements, new_schedule(statements)))
+    if wavefront:
+        plane = hyperplane(statements)
+        if plane is None:
+            reason = (
+                "no hyperplane carries every dependence (statements in other loops, over "
+                f"{HYPERPLANE_LOOPS} loops, or coefficients over {MAX_COEFFICIENT})"
+            )
+            return Outcome(False, {}, {}, reason)
+        if plane.width < min_width:
+            reason = f"the wavefronts of {plane.coefficients} hold {plane.width:.0f} iterations"
+            return Outcome(False, {}, {}, reason)
+        ast = ast_of_map(statements, hyperplane_schedule(statements, plane))
+    else:
+        ast = ast_of(statements, new_schedule(statements))
+    generated = generate(statements, ast)
     block = nest.parent_block()
     assert block is not None, "a nest is in a block"
     for op in generated.ops:
         block.insert_op_before(op, nest)
     generated.fold()
     old, new = old_depths(statements), new_depths(generated)
+    inner = inner_sequential(generated)
     if not force and not (accept or pays)(old, new):
         for op in reversed(generated.ops):  # users before the values they use
             op.detach()
@@ -128,11 +164,11 @@ def reschedule(
             "isl's schedule makes no statement parallel at a shallower depth (outermost "
             f"parallel loop depth, old/new: {depths})"
         )
-        return Outcome(False, old, new, reason)
+        return Outcome(False, old, new, reason, inner)
     nest.detach()
     nest.erase()
     generated.name_loops()
-    return Outcome(True, old, new)
+    return Outcome(True, old, new, inner=inner)
 
 
 def reschedule_nest(nest: affine.ForOp, force: bool = False) -> bool:

@@ -31,9 +31,11 @@ statement under them, else `c0, c1 …`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import affine, builtin
+from xdsl.ir import Block
 
 from loopopt.analysis.nest import enclosing_loops
 from loopopt.analysis.parallel import is_parallel
@@ -57,6 +59,10 @@ class LoopReschedulePass(LoopoptPass):
     force: bool = False
     """Apply isl's schedule even where it does not make the nest more parallel."""
 
+    wavefront: bool = False
+    """Lamport's hyperplane instead of isl's scheduler: one outer loop `h·x` carries every
+    dependence and every loop inside it is parallel (`analysis.hyperplane`)."""
+
     func: str | None = None
     """Only this function."""
 
@@ -69,7 +75,7 @@ class LoopReschedulePass(LoopoptPass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for nest in self.nests(op):
             label = describe_loop(nest)
-            outcome = reschedule(nest, self.force)
+            outcome = reschedule(nest, self.force, wavefront=self.wavefront)
             if not outcome.changed:
                 warning(f"{self.name}: nest '{label}' left as it is: {outcome.reason}", op=nest)
 
@@ -94,17 +100,40 @@ def sequential_depth(loop: affine.ForOp) -> int:
     return 1 + max((sequential_depth(op) for op in inner), default=0)
 
 
+MIN_WAVEFRONT_WIDTH = 256
+"""Iterations a wavefront must hold on average for auto-schedule to run a hyperplane schedule
+(one launch each) rather than leave the nest to a single-block region."""
+
+
 def reschedule_deep(nest: affine.ForOp) -> bool:
     """auto-schedule's use (GPU): reschedule `nest`, its iter_args first moved to memory, when
     it has SEQUENTIAL_DEPTH sequential loops and isl's schedule leaves every statement at most
     one sequential loop deep (one host loop around parallel kernels: not floyd-warshall's
-    anti-diagonals inside k). Works on a copy; the nest stays as it is otherwise."""
-    if sequential_depth(nest) < SEQUENTIAL_DEPTH:
+    anti-diagonals inside k). Where isl's schedule leaves sequential loops inside the parallel
+    ones (seidel-2d: j in each thread), or for a nest only two sequential loops deep, the
+    hyperplane schedule (one host loop, every loop inside it parallel) is taken instead where
+    it exists and its wavefronts hold MIN_WAVEFRONT_WIDTH iterations on average. Works on
+    copies; the nest stays as it is otherwise."""
+    depth = sequential_depth(nest)
+    if depth < 2:
         return False
+    chosen: Block | None = None
+    if depth >= SEQUENTIAL_DEPTH:
+        chosen, inner = _trial(nest, {"accept": _one_host_loop})
+        if chosen is not None and inner == 0:
+            return _adopt(nest, chosen)
+    options = {"wavefront": True, "min_width": MIN_WAVEFRONT_WIDTH, "accept": _one_host_loop}
+    plane, _ = _trial(nest, options)
+    if plane is not None:
+        chosen = plane
+    return chosen is not None and _adopt(nest, chosen)
+
+
+def _trial(nest: affine.ForOp, options: dict[str, Any]) -> tuple[Block | None, int]:
+    """Reschedule a demoted copy of `nest` in a block of its own: that block (None where the
+    copy was left or refused) and the most sequential loops left inside parallel ones."""
     trial = nest.clone()
-    block = nest.parent_block()
-    assert block is not None
-    block.insert_op_before(trial, nest)
+    scratch = Block([trial])
     demoter = ReductionToMemoryPass()
     try:
         for loop in reversed([op for op in trial.walk() if isinstance(op, affine.ForOp)]):
@@ -113,18 +142,26 @@ def reschedule_deep(nest: affine.ForOp) -> bool:
                 if isinstance(plan, str):
                     raise LoopoptError(plan, op=loop)
                 demote(loop, plan)
-        outcome = reschedule(trial, accept=_one_host_loop)
+        outcome = reschedule(trial, **options)
     except LoopoptError:
-        outcome = None  # outside what the statements model: the nest as it is
+        return None, 0  # outside what the statements model: the nest as it is
     except Exception as e:  # an optional rewrite: a fault in it must not fail the compile
         warning(
             f"internal: loop-reschedule left the nest as it is ({type(e).__name__}: {e})", op=nest
         )
-        outcome = None
-    if outcome is None or not outcome.changed:
-        trial.detach()
-        trial.erase()
-        return False
+        return None, 0
+    if not outcome.changed:
+        return None, 0
+    return scratch, outcome.inner
+
+
+def _adopt(nest: affine.ForOp, scratch: Block) -> bool:
+    """Move the rescheduled ops of `scratch` before `nest` and erase `nest`."""
+    block = nest.parent_block()
+    assert block is not None
+    for op in list(scratch.ops):
+        op.detach()
+        block.insert_op_before(op, nest)
     nest.detach()
     nest.erase()
     return True

@@ -1,6 +1,8 @@
 // RUN: sed -n '1,/^\/\/ NEGATIVE CASES/p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'loop-reschedule' 2>/dev/null | filecheck %s
 // RUN: sed -n '/^\/\/ SEIDEL/,/^\/\/ NEGATIVE CASES/p' %s | loopopt-opt - -p 'loop-reschedule,loop-mark-parallel' | filecheck %s --check-prefix=SEIDEL
 // RUN: sed -n '/^\/\/ PARALLEL/,/^\/\/ SEIDEL/p' %s | loopopt-opt - -p 'loop-reschedule{force}' | filecheck %s --check-prefix=FORCE
+// RUN: sed -n '/^\/\/ SEIDEL/,/^\/\/ NEGATIVE CASES/p' %s | loopopt-opt - -p 'loop-reschedule{wavefront},loop-mark-parallel' | filecheck %s --check-prefix=WAVE
+// RUN: sed -n '1,/^\/\/ PARALLEL/p' %s | loopopt-opt - -p 'loop-reschedule{wavefront}' 2>&1 >/dev/null | filecheck %s --check-prefix=NOWAVE
 // RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'loop-reschedule'
 // RUN: not loopopt-opt %s -p 'loop-reschedule{func=nope}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 
@@ -9,6 +11,9 @@
 // parallel at a shallower depth and none deeper.
 
 // NOFUNC: error: no function named 'nope'
+
+// No hyperplane for lu: its statements sit in different loops.
+// NOWAVE: warning: loop-reschedule: nest 'i' left as it is: no hyperplane carries every dependence (statements in other loops
 
 // lu in place: as written, i and the first j carry dependences, so only the second j loop is
 // parallel. Rescheduled right-looking: c0 (the old k, the j of the division) outside; inside it
@@ -143,6 +148,17 @@ func.func @add(%A: memref<7x5xf32>, %B: memref<7x5xf32>) {
 // SEIDEL-NEXT:      } {loopopt.name = "j"}
 // SEIDEL-NEXT:    } {loopopt.name = "t", loopopt.parallel}
 // SEIDEL-NEXT:  } {loopopt.name = "c0"}
+// With `wavefront`, Lamport's hyperplane instead: c0 = 4t + 2i + j carries every dependence,
+// so t and i are both parallel inside it and j is c0 - 4t - 2i.
+// WAVE-LABEL: func.func @seidel
+// WAVE:       affine.for %[[C0:.*]] = 3 to 42 {
+// WAVE-NEXT:    affine.for %[[T:.*]] = max affine_map<(d0) -> (0, (((d0 + 2) floordiv 4) + -5))>(%[[C0]]) to min affine_map<(d0) -> (6, ((d0 + 1) floordiv 4))>(%[[C0]]) {
+// WAVE-NEXT:      affine.for %[[I:.*]] = max affine_map<(d0, d1) -> (1, (((d0 * -2) + (d1 floordiv 2)) + -3))>(%[[T]], %[[C0]]) to min affine_map<(d0, d1) -> (8, ((d0 * -2) + ((d1 + 1) floordiv 2)))>(%[[T]], %[[C0]]) {
+// WAVE-NEXT:        affine.load %{{.*}}[%[[I]] + -1, %[[C0]] + %[[T]] * -4 + %[[I]] * -2 + -1]
+// WAVE:             affine.store %{{.*}}, %{{.*}}[%[[I]], %[[C0]] + %[[T]] * -4 + %[[I]] * -2]
+// WAVE-NEXT:      } {loopopt.name = "i", loopopt.parallel}
+// WAVE-NEXT:    } {loopopt.name = "t", loopopt.parallel}
+// WAVE-NEXT:  } {loopopt.name = "c0"}
 func.func @seidel(%A: memref<9x9xf64>) {
   %nine = arith.constant 9.0 : f64
   affine.for %t = 0 to 6 {
