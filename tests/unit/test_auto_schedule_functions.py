@@ -16,7 +16,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.frontend.kernel import Kernel
 from loopopt.loops.func_outline import fresh_function_name, inline_call, outline_nest
-from loopopt.loops.nest import functions
+from loopopt.loops.nest import functions, perfect_band
 from loopopt.passes.auto_schedule import choose
 from loopopt.runtime.cpu import run_function
 from loopopt.schedule.device import device_for
@@ -257,3 +257,45 @@ def test_a_fault_in_the_rescheduling_leaves_the_nest_with_a_warning(
     assert "internal: loop-reschedule left the nest as it is (RuntimeError: isl gave up)" in (
         capsys.readouterr().err
     )
+
+
+SYMMETRIC_PRODUCT = """
+func.func @f(%D: memref<9x6xf64>, %C: memref<6x6xf64>) {
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  affine.for %i = 0 to 5 {
+    affine.store %one, %C[%i, %i] : memref<6x6xf64>
+    affine.for %j = affine_map<(d0) -> (d0 + 1)>(%i) to 6 {
+      affine.store %zero, %C[%i, %j] : memref<6x6xf64>
+      affine.for %k = 0 to 9 {
+        %c = affine.load %C[%i, %j] : memref<6x6xf64>
+        %a = affine.load %D[%k, %i] : memref<9x6xf64>
+        %b = affine.load %D[%k, %j] : memref<9x6xf64>
+        %p = arith.mulf %a, %b : f64
+        %s = arith.addf %c, %p : f64
+        affine.store %s, %C[%i, %j] : memref<6x6xf64>
+      } {loopopt.name = "k"}
+      %x = affine.load %C[%i, %j] : memref<6x6xf64>
+      affine.store %x, %C[%j, %i] : memref<6x6xf64>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  func.return
+}
+"""
+
+
+def test_expose_nests_splits_the_parts_whose_band_is_imperfect_in_turn() -> None:
+    # correlation's product: i's split leaves `for i: for j: {fill; for k; copy}`, whose j is
+    # split in turn: four nests, the k nest a perfect 3-deep contraction
+    (fn,) = functions(parse_module(SYMMETRIC_PRODUCT))
+    nest = next(op for op in fn.body.block.ops if isinstance(op, affine.ForOp))
+    parts, changed = expose_nests(nest, "test")
+    assert changed and parts is not None
+    assert [len(perfect_band(p)) for p in parts] == [1, 2, 3, 2]
+    d = np.random.default_rng(0).random((9, 6))
+    got: list[Any] = [d, np.zeros((6, 6))]
+    run_function(parse_module(str(fn)), "f", got)  # the split function, as printed
+    want = d.T @ d
+    np.fill_diagonal(want, 1.0)
+    want[5, 5] = 0.0  # the last diagonal element is not written (i < 5)
+    np.testing.assert_allclose(got[1], want, rtol=1e-12)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from xdsl.dialects import affine, func
 from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.rewriter import Rewriter
 from xdsl.traits import is_side_effect_free
 
 from loopopt.analysis.distribution import distribution_groups
@@ -71,7 +72,8 @@ def candidate(op: Operation) -> bool:
 def expose_nests(nest: affine.ForOp, pass_name: str) -> tuple[list[affine.ForOp] | None, bool]:
     """Distribute the loops of `nest`'s perfect band, innermost first, so that the statements
     beside an inner loop get loops of their own (2mm's `tmp[i, j] = 0` ahead of its k loop: a
-    perfect matmul nest and a fill nest). Returns the loops that replace `nest`, or None when its
+    perfect matmul nest and a fill nest), and so on in each part whose band is imperfect in
+    turn. Returns the loops that replace `nest`, or None when its
     band's body holds no loop beside other statements or a split is not legal; and whether
     anything changed (a None after a first split leaves `nest` split in part)."""
     band = perfect_band(nest)
@@ -90,4 +92,21 @@ def expose_nests(nest: affine.ForOp, pass_name: str) -> tuple[list[affine.ForOp]
             return None, changed
         parts = distribute(loop, groups, pass_name)
         changed = True
-    return parts, changed
+    return [nest for part in parts for nest in _expose_further(part, pass_name)], changed
+
+
+def _expose_further(part: affine.ForOp, pass_name: str) -> list[affine.ForOp]:
+    """`part` split further where its own band's body holds a loop beside other statements
+    (correlation's `for i: for j > i: {corr[i, j] = 0; for k: …; corr[j, i] = corr[i, j]}`
+    after the split of i: j's body), else `part` as it is (restored where a split went part
+    of the way)."""
+    backup = part.clone()
+    deeper, changed = expose_nests(part, pass_name)
+    if deeper is not None:
+        backup.erase()  # a detached copy keeps uses of the function's values
+        return deeper
+    if changed:
+        Rewriter.replace_op(part, backup)
+        return [backup]
+    backup.erase()
+    return [part]
