@@ -10,9 +10,11 @@ from typing import Any
 import islpy as isl
 import numpy as np
 import pytest
+from gpu_emulator import emulate
 from xdsl.dialects import affine
 from xdsl.passes import PassPipeline
 
+from loopopt.analysis.index_split import split_statements, surfaces
 from loopopt.analysis.isl_schedule import CTX, dependences
 from loopopt.analysis.nest import loop_name, outermost_loops
 from loopopt.analysis.statements import nest_statements
@@ -174,6 +176,8 @@ def _run(f: Any, pipeline: str, rng: np.random.Generator) -> None:
 def test_rescheduled_kernels_compute_the_same_on_the_cpu(f: Any, rng: np.random.Generator) -> None:
     _run(f, "loop-reschedule", rng)
     _run(f, "loop-reschedule{force=true}", rng)
+    _run(f, "loop-reschedule{split}", rng)
+    _run(f, "loop-reschedule{wavefront}", rng)
 
 
 @pytest.mark.parametrize("f", list(DEPTHS), ids=[f.__name__ for f in DEPTHS])
@@ -404,3 +408,53 @@ def test_a_nest_left_as_it_is_drops_every_generated_op() -> None:
     outcome = reschedule(outermost_loops(module)[0])
     assert not outcome.changed and str(module) == before
     verify_ir(module, "after loop-reschedule")
+
+
+# index-set splitting (analysis/index_split.py, loop-reschedule{split})
+
+
+def test_floyd_warshall_surfaces_are_j_minus_k_and_i_minus_k() -> None:
+    module = Kernel(floyd_warshall).module(np.zeros((6, 6)))
+    [stmt] = nest_statements(outermost_loops(module)[0]).statements
+    assert [form.pretty(["k", "i", "j"]) for form in surfaces(stmt)] == ["k - j", "k - i"]
+
+
+def test_splitting_cuts_each_statement_in_three_per_surface() -> None:
+    module = Kernel(floyd_warshall).module(np.zeros((6, 6)))
+    nest = nest_statements(outermost_loops(module)[0])
+    cut = split_statements(nest)
+    assert cut is not None
+    pieces, origin = cut
+    assert len(pieces.statements) == 9 and set(origin.values()) == {"S0"}
+    assert all(p.ops == nest.statements[0].ops for p in pieces.statements)
+
+
+def test_uniform_dependences_have_no_surface() -> None:
+    module = Kernel(seidel_2d).module(2, np.zeros((6, 6)))
+    nest = nest_statements(outermost_loops(module)[0])
+    assert split_statements(nest) is None
+    [outcome] = [reschedule(n, split=True) for n in outermost_loops(module)]
+    assert not outcome.changed and "no statement has a surface" in outcome.reason
+
+
+def test_split_floyd_warshall_is_parallel_under_one_loop(rng: np.random.Generator) -> None:
+    module = Kernel(floyd_warshall).module(*_inputs(floyd_warshall, rng))
+    [outcome] = [reschedule(n, split=True) for n in outermost_loops(module)]
+    assert outcome.changed and outcome.old == {"S0": None} and outcome.new == {"S0": 1}
+    _run(floyd_warshall, "loop-reschedule{split}", rng)
+
+
+def test_auto_schedule_splits_floyd_warshall_on_the_gpu(rng: np.random.Generator) -> None:
+    path = rng.random((N, N))
+    expected = path.copy()
+    floyd_warshall(expected)
+    module = Kernel(floyd_warshall).module(path)
+    PassPipeline.parse_spec(all_passes(), "auto-schedule{device=sm_90}").apply(
+        make_context(), module
+    )
+    kernels = [op for op in module.walk() if op.name == "gpu.func"]
+    assert len(kernels) == 9  # a launch per piece, under the host loop k
+    emulate(module, reverse=True)
+    got = [path.copy()]
+    run_function(module, "floyd_warshall", got)
+    np.testing.assert_allclose(got[0], expected, rtol=1e-12)

@@ -28,6 +28,7 @@ from xdsl.ir import Operation
 
 from loopopt.analysis.hyperplane import MAX_COEFFICIENT, ast_of_map, hyperplane, hyperplane_schedule
 from loopopt.analysis.hyperplane import MAX_LOOPS as HYPERPLANE_LOOPS
+from loopopt.analysis.index_split import split_statements
 from loopopt.analysis.isl_schedule import ast_of, new_schedule
 from loopopt.analysis.parallel import parallel_loops
 from loopopt.analysis.statements import NestStatements, nest_statements
@@ -90,6 +91,27 @@ def new_depths(generated: Generated) -> Depths:
     return depths
 
 
+def _per_statement(generated: Generated, origin: dict[str, str]) -> Depths:
+    """The parallel depths of the statements whose pieces (index-set splitting) the AST runs:
+    the worst over the pieces, where a piece with no parallel loop that is no deeper than the
+    other pieces' parallel loops (floyd-warshall's i = j = k: one instance per k) does not
+    count."""
+    depths = new_depths(generated)
+    loops = {name: max(len(c) for c in copies) for name, copies in generated.copies.items()}
+    merged: Depths = {}
+    for key in dict.fromkeys(origin.values()):
+        mine = [name for name in depths if origin[name] == key]
+        if not mine:
+            continue
+        found = [d for name in mine if (d := depths[name]) is not None]
+        deepest = max(found, default=None)
+        worse = any(
+            depths[name] is None and (deepest is None or loops[name] > deepest) for name in mine
+        )
+        merged[key] = None if worse else deepest
+    return merged
+
+
 def inner_sequential(generated: Generated) -> int:
     """The most loops inside a statement's outermost parallel loop that are not parallel."""
     parallel = _parallel_ids(generated.ops)
@@ -123,12 +145,16 @@ def reschedule(
     accept: Callable[[Depths, Depths], bool] | None = None,
     wavefront: bool = False,
     min_width: float = 0.0,
+    split: bool = False,
 ) -> Outcome:
     """Reschedule `nest` where it pays (always if `force`; `accept(old, new)` instead of `pays`
     where given), with isl's scheduler or, with `wavefront`, the hyperplane schedule of
     `analysis.hyperplane` (left where there is none, or where its wavefronts hold fewer than
-    `min_width` iterations on average); see the module docstring."""
+    `min_width` iterations on average); with `split`, isl's scheduler on the statements cut
+    where their self-dependences change direction (`analysis.index_split`; left where none
+    is); see the module docstring."""
     statements = nest_statements(nest)
+    scheduled, origin = statements, {s.name: s.name for s in statements.statements}
     if statements.width > MAX_LOOPS:
         return Outcome(
             False, {}, {}, f"{statements.width} loops deep (isl's scheduler: at most {MAX_LOOPS})"
@@ -145,15 +171,21 @@ def reschedule(
             reason = f"the wavefronts of {plane.coefficients} hold {plane.width:.0f} iterations"
             return Outcome(False, {}, {}, reason)
         ast = ast_of_map(statements, hyperplane_schedule(statements, plane))
+    elif split:
+        cut = split_statements(statements)
+        if cut is None:
+            return Outcome(False, {}, {}, "no statement has a surface to split along")
+        scheduled, origin = cut
+        ast = ast_of(scheduled, new_schedule(scheduled))
     else:
         ast = ast_of(statements, new_schedule(statements))
-    generated = generate(statements, ast)
+    generated = generate(scheduled, ast)
     block = nest.parent_block()
     assert block is not None, "a nest is in a block"
     for op in generated.ops:
         block.insert_op_before(op, nest)
     generated.fold()
-    old, new = old_depths(statements), new_depths(generated)
+    old, new = old_depths(statements), _per_statement(generated, origin)
     inner = inner_sequential(generated)
     if not force and not (accept or pays)(old, new):
         for op in reversed(generated.ops):  # users before the values they use

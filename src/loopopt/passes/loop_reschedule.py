@@ -59,6 +59,10 @@ class LoopReschedulePass(LoopoptPass):
     force: bool = False
     """Apply isl's schedule even where it does not make the nest more parallel."""
 
+    split: bool = False
+    """Cut each statement where its self-dependences change direction (index-set splitting:
+    floyd-warshall's i = k and j = k) before isl's scheduler (`analysis.index_split`)."""
+
     wavefront: bool = False
     """Lamport's hyperplane instead of isl's scheduler: one outer loop `h·x` carries every
     dependence and every loop inside it is parallel (`analysis.hyperplane`)."""
@@ -75,7 +79,7 @@ class LoopReschedulePass(LoopoptPass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         for nest in self.nests(op):
             label = describe_loop(nest)
-            outcome = reschedule(nest, self.force, wavefront=self.wavefront)
+            outcome = reschedule(nest, self.force, wavefront=self.wavefront, split=self.split)
             if not outcome.changed:
                 warning(f"{self.name}: nest '{label}' left as it is: {outcome.reason}", op=nest)
 
@@ -109,24 +113,39 @@ def reschedule_deep(nest: affine.ForOp) -> bool:
     """auto-schedule's use (GPU): reschedule `nest`, its iter_args first moved to memory, when
     it has SEQUENTIAL_DEPTH sequential loops and isl's schedule leaves every statement at most
     one sequential loop deep (one host loop around parallel kernels: not floyd-warshall's
-    anti-diagonals inside k). Where isl's schedule leaves sequential loops inside the parallel
-    ones (seidel-2d: j in each thread), or for a nest only two sequential loops deep, the
-    hyperplane schedule (one host loop, every loop inside it parallel) is taken instead where
-    it exists and its wavefronts hold MIN_WAVEFRONT_WIDTH iterations on average. Works on
-    copies; the nest stays as it is otherwise."""
+    anti-diagonals inside k). Tried in turn, the first that leaves no sequential loop inside
+    the parallel ones taken (else the first accepted): isl's schedule; isl's schedule of the
+    statements cut by index-set splitting (floyd-warshall: k, then nine parallel nests); the
+    hyperplane schedule, also for a nest only two sequential loops deep, where its wavefronts
+    hold MIN_WAVEFRONT_WIDTH iterations on average (seidel-2d: isl's leaves j sequential in
+    each thread). Works on copies; the nest stays as it is otherwise."""
     depth = sequential_depth(nest)
     if depth < 2:
         return False
-    chosen: Block | None = None
+    attempts: list[dict[str, Any]] = []
     if depth >= SEQUENTIAL_DEPTH:
-        chosen, inner = _trial(nest, {"accept": _one_host_loop})
-        if chosen is not None and inner == 0:
-            return _adopt(nest, chosen)
-    options = {"wavefront": True, "min_width": MIN_WAVEFRONT_WIDTH, "accept": _one_host_loop}
-    plane, _ = _trial(nest, options)
-    if plane is not None:
-        chosen = plane
-    return chosen is not None and _adopt(nest, chosen)
+        attempts += [{"accept": _one_host_loop}, {"accept": _one_host_loop, "split": True}]
+    attempts.append({"wavefront": True, "min_width": MIN_WAVEFRONT_WIDTH, "accept": _one_host_loop})
+    fallback: Block | None = None
+    for options in attempts:
+        scratch, inner = _trial(nest, options)
+        if scratch is None:
+            continue
+        if inner == 0:
+            if fallback is not None:
+                _discard(fallback)
+            return _adopt(nest, scratch)
+        if fallback is None:
+            fallback = scratch
+        else:
+            _discard(scratch)
+    return fallback is not None and _adopt(nest, fallback)
+
+
+def _discard(scratch: Block) -> None:
+    for op in reversed(list(scratch.ops)):  # users before the values they use
+        op.detach()
+        op.erase()
 
 
 def _trial(nest: affine.ForOp, options: dict[str, Any]) -> tuple[Block | None, int]:

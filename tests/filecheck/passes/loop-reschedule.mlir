@@ -4,6 +4,8 @@
 // RUN: sed -n '/^\/\/ SEIDEL/,/^\/\/ NEGATIVE CASES/p' %s | loopopt-opt - -p 'loop-reschedule{wavefront},loop-mark-parallel' | filecheck %s --check-prefix=WAVE
 // RUN: sed -n '1,/^\/\/ PARALLEL/p' %s | loopopt-opt - -p 'loop-reschedule{wavefront}' 2>&1 >/dev/null | filecheck %s --check-prefix=NOWAVE
 // RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'loop-reschedule'
+// RUN: sed -n '/^\/\/ FLOYD/,/^\/\/ NEGATIVE CASES/p' %s | loopopt-opt - -p 'loop-reschedule{split},loop-mark-parallel' | filecheck %s --check-prefix=SPLIT
+// RUN: sed -n '/^\/\/ SEIDEL/,/^\/\/ FLOYD/p' %s | loopopt-opt - -p 'loop-reschedule{split}' 2>&1 >/dev/null | filecheck %s --check-prefix=NOSPLIT
 // RUN: not loopopt-opt %s -p 'loop-reschedule{func=nope}' 2>&1 | filecheck %s --check-prefix=NOFUNC
 
 // Each top-level nest gets a schedule from isl's scheduler (outer coincidence: an outer
@@ -186,6 +188,44 @@ func.func @seidel(%A: memref<9x9xf64>) {
       } {loopopt.name = "j"}
     } {loopopt.name = "i"}
   } {loopopt.name = "t"}
+  return
+}
+
+// FLOYD CASE (RUN line 6): with `split`, floyd-warshall's statement is cut where its
+// self-dependences change direction (i = k, j = k: nine pieces); isl's schedule then runs k
+// sequentially and each piece as a parallel nest inside it.
+// SPLIT-LABEL: func.func @floyd
+// SPLIT:       affine.for %[[C0:.*]] = 0 to 6 {
+// SPLIT-NEXT:    affine.for %[[I:.*]] = 0 to affine_map<(d0) -> (d0)>(%[[C0]]) {
+// SPLIT-NEXT:      affine.for %[[J:.*]] = 0 to affine_map<(d0) -> (d0)>(%[[C0]]) {
+// SPLIT:             affine.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]]
+// SPLIT-NEXT:      } {loopopt.name = "j", loopopt.parallel}
+// SPLIT-NEXT:    } {loopopt.name = "i", loopopt.parallel}
+// SPLIT:         affine.store %{{.*}}, %{{.*}}[%[[C0]], %[[C0]]]
+// SPLIT:           affine.store %{{.*}}, %{{.*}}[%[[C0]], %{{.*}}]
+// SPLIT:           affine.store %{{.*}}, %{{.*}}[%{{.*}}, %[[C0]]]
+// SPLIT-NEXT:    } {loopopt.name = "i", loopopt.parallel}
+// SPLIT-NEXT:    affine.for %[[I5:.*]] = affine_map<(d0) -> ((d0 + 1))>(%[[C0]]) to 6 {
+// SPLIT-NEXT:      affine.for %[[J5:.*]] = affine_map<(d0) -> ((d0 + 1))>(%[[C0]]) to 6 {
+// SPLIT:             affine.store %{{.*}}, %{{.*}}[%[[I5]], %[[J5]]]
+// SPLIT-NEXT:      } {loopopt.name = "j", loopopt.parallel}
+// SPLIT-NEXT:    } {loopopt.name = "i", loopopt.parallel}
+// SPLIT-NEXT:  } {loopopt.name = "c0"}
+// SPLIT-NOT:   affine.for
+// NOSPLIT: warning: loop-reschedule: nest 't' left as it is: no statement has a surface to split along
+func.func @floyd(%P: memref<6x6xf32>) {
+  affine.for %k = 0 to 6 {
+    affine.for %i = 0 to 6 {
+      affine.for %j = 0 to 6 {
+        %a = affine.load %P[%i, %k] : memref<6x6xf32>
+        %b = affine.load %P[%k, %j] : memref<6x6xf32>
+        %s = arith.addf %a, %b : f32
+        %c = affine.load %P[%i, %j] : memref<6x6xf32>
+        %m = arith.minimumf %c, %s : f32
+        affine.store %m, %P[%i, %j] : memref<6x6xf32>
+      } {loopopt.name = "j"}
+    } {loopopt.name = "i"}
+  } {loopopt.name = "k"}
   return
 }
 
