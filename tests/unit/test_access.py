@@ -87,7 +87,26 @@ func.func @f(%A: memref<16xf32>) {
     load, then_store, else_store = found
     assert domain_size(load, syms) == 10
     assert domain_size(then_store, syms) == 4
-    assert domain_size(else_store, syms) == 10  # else-regions are not restricted (over-approx.)
+    assert domain_size(else_store, syms) == 6  # one inequality: the else-region's is exact
+
+
+def test_an_else_region_of_a_conjunction_is_not_restricted() -> None:
+    found, syms = accesses("""
+func.func @f(%A: memref<16xf32>) {
+  affine.for %i = 0 to 10 {
+    %v = affine.load %A[%i] : memref<16xf32>
+    affine.if affine_set<(d0) : (d0 - 6 >= 0, 8 - d0 >= 0)>(%i) {
+      affine.store %v, %A[%i] : memref<16xf32>
+    } else {
+      affine.store %v, %A[%i + 1] : memref<16xf32>
+    }
+  } {loopopt.name = "i"}
+  return
+}
+""")
+    _, then_store, else_store = found
+    assert domain_size(then_store, syms) == 3
+    assert domain_size(else_store, syms) == 10  # a disjunction: over-approximated by all
 
 
 def test_non_affine_indices_and_opaque_calls() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import islpy as isl
 import numpy as np
+import polybench_py as pb
 import pytest
 from gpu_emulator import emulate
 from xdsl.dialects import affine
@@ -458,3 +459,32 @@ def test_auto_schedule_splits_floyd_warshall_on_the_gpu(rng: np.random.Generator
     got = [path.copy()]
     run_function(module, "floyd_warshall", got)
     np.testing.assert_allclose(got[0], expected, rtol=1e-12)
+
+
+def test_else_regions_of_one_inequality_are_statements_of_their_own(
+    rng: np.random.Generator,
+) -> None:
+    # polybench's nussinov: `if i < j - 1: … else: …` inside the j loop
+    f, inputs = pb.CASES["nussinov"]
+    module = Kernel(f).module(*inputs(rng))
+    nest = nest_statements(outermost_loops(module)[0])
+    texts = [s.domain_text(list(nest.params)) for s in nest.statements]
+    # i runs downwards: s0 = 11 - i; then-region: j - i - 2 >= 0, else-region: its negation
+    assert any("1*(s0) + 1*(s1) + -13 >= 0" in t for t in texts)
+    assert any("-1*(s0) + -1*(s1) + 12 >= 0" in t for t in texts)
+    args = inputs(rng)
+    expected = [a.copy() for a in args]
+    f(*expected)
+    module = Kernel(f).module(*args)
+    PassPipeline.parse_spec(all_passes(), "auto-schedule{device=sm_90}").apply(
+        make_context(), module
+    )
+    assert not any(
+        "one thread" in str(op.attributes.get("loopopt.mapping"))
+        for op in module.walk()
+        if op.name == "gpu.func"
+    )
+    emulate(module, reverse=True)
+    got = [a.copy() for a in args]
+    run_function(module, f.__name__, got)
+    np.testing.assert_array_equal(got[1], expected[1])

@@ -355,23 +355,45 @@ def _loop_domain(
     return cons
 
 
+def negatable(op: affine.IfOp) -> bool:
+    """The condition is one inequality, so its else-region has an exact condition too."""
+    constraints = op.condition.data.constraints
+    return len(constraints) == 1 and constraints[0].kind != AffineConstraintKind.eq
+
+
 def _if_domain(op: Operation, loops: Sequence[affine.ForOp], syms: Symbols) -> list[Constraint]:
-    """Conditions of the affine.if ops whose then-region holds `op` (else-regions: none)."""
+    """Conditions of the affine.if ops whose then-region holds `op`, and the negated condition
+    of those whose else-region holds it where the condition is one inequality (`negatable`;
+    other else-regions: none)."""
     cons: list[Constraint] = []
     child, parent = op, op.parent_op()
     while parent is not None:
-        if isinstance(parent, affine.IfOp) and child.parent_region() is parent.then_region:
-            aset = parent.condition.data
-            vals = [value_aff(v, loops, syms) for v in parent.args]
-            dims, symbols = vals[: aset.num_dims], vals[aset.num_dims :]
-            for c in aset.constraints:
-                lhs, rhs = expr_aff(c.lhs, dims, symbols), expr_aff(c.rhs, dims, symbols)
-                if lhs is None or rhs is None:
-                    continue
-                if c.kind == AffineConstraintKind.le:
-                    lhs, rhs = rhs, lhs
-                cons.append(Constraint(lhs + rhs.scale(-1), c.kind == AffineConstraintKind.eq))
+        if isinstance(parent, affine.IfOp):
+            region = child.parent_region()
+            negated = region is parent.else_region and negatable(parent)
+            if region is parent.then_region or negated:
+                cons += _conditions(parent, loops, syms, negated)
         child, parent = parent, parent.parent_op()
+    return cons
+
+
+def _conditions(
+    op: affine.IfOp, loops: Sequence[affine.ForOp], syms: Symbols, negated: bool
+) -> list[Constraint]:
+    aset = op.condition.data
+    vals = [value_aff(v, loops, syms) for v in op.args]
+    dims, symbols = vals[: aset.num_dims], vals[aset.num_dims :]
+    cons: list[Constraint] = []
+    for c in aset.constraints:
+        lhs, rhs = expr_aff(c.lhs, dims, symbols), expr_aff(c.rhs, dims, symbols)
+        if lhs is None or rhs is None:
+            continue
+        if c.kind == AffineConstraintKind.le:
+            lhs, rhs = rhs, lhs
+        form = lhs + rhs.scale(-1)  # form >= 0 (or == 0)
+        if negated:  # not (form >= 0): -form - 1 >= 0
+            form = form.scale(-1) + Aff(const=-1)
+        cons.append(Constraint(form, c.kind == AffineConstraintKind.eq))
     return cons
 
 

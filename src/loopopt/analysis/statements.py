@@ -11,7 +11,8 @@ schedule (what `loop-reschedule` hands to isl's scheduler).
     }
 
 A statement is a maximal run of non-loop ops in one block (affine.if then-regions are entered:
-their conditions join the domain). Its domain is the enclosing affine.for bounds (max/min
+their conditions join the domain; so does the negated condition in else-regions, where the
+condition is one inequality). Its domain is the enclosing affine.for bounds (max/min
 results, steps) and affine.if conditions, as `loopopt.analysis.access` writes them; its original
 schedule is the 2d+1 vector (position, iv, position, iv, …, position), padded with zeros to the
 deepest statement's width, positions counted in each loop body with affine.if contents inline.
@@ -19,10 +20,11 @@ Loop-invariant index values are parameters (`Symbols`).
 
 `nest_statements` refuses (a one-line `LoopoptError` at the op, with the reason) what this
 model cannot describe exactly: a nest inside another affine.for, a loop with iter_args, an
-affine.if with results or an else region, a region op holding affine loops, a bound or
-condition that is not affine, a step with a max lower bound, an SSA value of one statement used
-by another, an access that is not affine, a call or an op of unknown effects, and two memrefs
-that may alias without being the same value (`dependence.alias`).
+affine.if with results, or with an else region and a condition that is not one inequality, a
+region op holding affine loops, a bound or condition that is not affine, a step with a max
+lower bound, an SSA value of one statement used by another, an access that is not affine, a
+call or an op of unknown effects, and two memrefs that may alias without being the same value
+(`dependence.alias`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from loopopt.analysis.access import (
     _if_domain,  # pyright: ignore[reportPrivateUsage]
     _loop_domain,  # pyright: ignore[reportPrivateUsage]
     collect_accesses,
+    negatable,
 )
 from loopopt.analysis.dependence import alias
 from loopopt.analysis.nest import enclosing_loops, loop_name
@@ -147,6 +150,8 @@ class _Walk:
                 else:
                     _check_if(op)
                     self._ops(op.then_region.block, loops, prefix, counter)
+                    if op.else_region.blocks:
+                        self._ops(op.else_region.block, loops, prefix, counter)
                 continue
             for inner in op.walk():
                 if inner is not op and isinstance(inner, affine.ForOp | affine.IfOp):
@@ -170,10 +175,14 @@ def _check_loop(loop: affine.ForOp) -> None:
 def _check_if(op: affine.IfOp) -> None:
     if op.res:
         raise _refuse("an affine.if with results", op)
-    if op.else_region.blocks and any(
-        not o.has_trait(IsTerminator) for o in op.else_region.block.ops
+    if (
+        op.else_region.blocks
+        and any(not o.has_trait(IsTerminator) for o in op.else_region.block.ops)
+        and not negatable(op)
     ):
-        raise _refuse("an affine.if with an else region", op)
+        raise _refuse(
+            "an affine.if with an else region and a condition that is not one inequality", op
+        )
 
 
 def _domain(first: Operation, loops: Sequence[affine.ForOp], syms: Symbols) -> list[Constraint]:
@@ -191,7 +200,10 @@ def _domain(first: Operation, loops: Sequence[affine.ForOp], syms: Symbols) -> l
     conditions = _if_domain(first, loops, syms)
     expected, child, parent = 0, first, first.parent_op()
     while parent is not None:
-        if isinstance(parent, affine.IfOp) and child.parent_region() is parent.then_region:
+        if isinstance(parent, affine.IfOp) and (
+            child.parent_region() is parent.then_region
+            or child.parent_region() is parent.else_region
+        ):
             expected += len(parent.condition.data.constraints)
         child, parent = parent, parent.parent_op()
     if len(conditions) != expected:

@@ -291,3 +291,18 @@ func.func @views(%A: memref<16xf32>) {
   } {loopopt.name = "i"}
   return
 }
+
+// -----
+
+func.func @else_of_a_conjunction(%A: memref<8xf32>) {
+  affine.for %i = 1 to 8 {
+    %a = affine.load %A[%i - 1] : memref<8xf32>
+    // expected-error @+1 {{loop-reschedule: an affine.if with an else region and a condition that is not one inequality}}
+    affine.if affine_set<(d0) : (d0 - 2 >= 0, 6 - d0 >= 0)>(%i) {
+      affine.store %a, %A[%i] : memref<8xf32>
+    } else {
+      affine.store %a, %A[%i - 1] : memref<8xf32>
+    }
+  } {loopopt.name = "i"}
+  return
+}
