@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests" / "unit"))
 
 from anchors import rel_error, strict_fp32, time_ms  # noqa: E402
-from polybench_py import gemm, gesummv, mvt  # noqa: E402
+from polybench_py import atax, bicg, gemm, gesummv, jacobi_2d, mvt, three_mm, two_mm  # noqa: E402
+from polybench_torch import FORMS  # noqa: E402
 
 import loopopt  # noqa: E402
 
@@ -83,6 +84,31 @@ def _r(*shape: int) -> torch.Tensor:
 
 def _nan(*shape: int) -> torch.Tensor:
     return torch.full(shape, float("nan"), device="cuda", dtype=torch.float32)
+
+
+def _form(name: str, outputs: list[int]) -> Callable[[list], list[torch.Tensor]]:
+    """The reference of a PolyBench program: its torch form (polybench_torch.FORMS) run in
+    float64 on copies of the arguments."""
+
+    def reference(args: list) -> list[torch.Tensor]:
+        copies = [a.double() if isinstance(a, torch.Tensor) else a for a in args]
+        FORMS[name](*copies)
+        return [copies[k] for k in outputs]
+
+    return reference
+
+
+def _polybench(
+    label: str,
+    function: Callable[..., None],
+    name: str,
+    inputs: Callable[[], list],
+    outputs: list[int],
+) -> Program:
+    """A PolyBench kernel against its torch form (the fastest faithful one, float32)."""
+    return Program(
+        label, function, inputs, _form(name, outputs), outputs, lambda a: FORMS[name](*a)
+    )
 
 
 def programs(n: int, big: int) -> list[Program]:
@@ -154,6 +180,42 @@ def programs(n: int, big: int) -> list[Program]:
             lambda a: [a[1] * d(a[2]) + a[0] * d(a[3]) @ d(a[4])],
             [2],
             lambda a: torch.addmm(a[2], a[3], a[4], beta=a[1], alpha=a[0]),
+        ),
+        Program(
+            "gemm 4096³ (imperfect nest)",
+            gemm,
+            lambda: [1.5, 1.2, _r(4096, 4096), _r(4096, 4096), _r(4096, 4096)],
+            lambda a: [a[1] * d(a[2]) + a[0] * d(a[3]) @ d(a[4])],
+            [2],
+            lambda a: torch.addmm(a[2], a[3], a[4], beta=a[1], alpha=a[0]),
+        ),
+        _polybench(
+            "2mm 2048",
+            two_mm,
+            "2mm",
+            lambda: [1.5, 1.2, _nan(2048, 2048), *(_r(2048, 2048) for _ in range(4))],
+            [6],
+        ),
+        _polybench(
+            "3mm 2048",
+            three_mm,
+            "3mm",
+            lambda: (
+                [_nan(2048, 2048), _r(2048, 2048), _r(2048, 2048), _nan(2048, 2048)]
+                + [_r(2048, 2048), _r(2048, 2048), _nan(2048, 2048)]
+            ),
+            [6],
+        ),
+        _polybench(f"atax {n}²", atax, "atax", lambda: [_r(n, n), _r(n), _nan(n), _nan(n)], [2]),
+        _polybench(
+            f"bicg {n}²", bicg, "bicg", lambda: [_r(n, n), _nan(n), _nan(n), _r(n), _r(n)], [1, 2]
+        ),
+        _polybench(
+            "jacobi-2d 4096², 10 steps",
+            jacobi_2d,
+            "jacobi_2d",
+            lambda: [10, _r(4096, 4096), _r(4096, 4096)],
+            [1, 2],
         ),
     ]
 
