@@ -331,7 +331,14 @@ def random_pipeline(r: random.Random, loops: list[Loop], kinds: Sequence[str] = 
         if kind == "demote":
             return r.choice(["reduction-to-memory", "reduction-to-memory{scratch}"])
         if kind == "reschedule":
-            return r.choice(["loop-reschedule{force}", "reduction-to-memory,loop-reschedule"])
+            return r.choice(
+                [
+                    "loop-reschedule{force}",
+                    "reduction-to-memory,loop-reschedule",
+                    "reduction-to-memory,loop-reschedule{split force}",
+                    "reduction-to-memory,loop-reschedule{wavefront force}",
+                ]
+            )
         return "loop-mark-parallel"
 
     return ",".join(one() for _ in range(r.randint(1, 3)))

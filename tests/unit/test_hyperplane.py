@@ -104,3 +104,17 @@ def test_hoisted_terms_are_computed_once_before_the_band() -> None:
     maps = [(str(op.map), tuple(op.operands)) for op in applies]
     assert applies and len(maps) == len(set(maps))
     assert all(list(op.operands) == [host.body.block.args[0]] for op in applies)
+
+
+def test_a_nest_without_dependences_gets_the_zero_hyperplane() -> None:
+    text = RECURRENCE.replace("%A[%i - 1, %j + D]", "%A[%i, %j]").replace(
+        "affine.store %t, %A", "affine.store %t, %B"
+    )
+    text = text.replace("(%A: memref<40x50xf64>)", "(%A: memref<40x50xf64>, %B: memref<40x50xf64>)")
+    text = text.replace("%A[%i - 1, %j]", "%A[%i, %j]").replace("%A[%i, %j - 1]", "%A[%i, %j]")
+    assert _coefficients(text) == (0, 0)
+    module = parse_module(text, "test.mlir", make_context())
+    PassPipeline.parse_spec(all_passes(), "loop-reschedule{wavefront force}").apply(
+        make_context(), module
+    )
+    verify_ir(module, "loop-reschedule")

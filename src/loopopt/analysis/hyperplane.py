@@ -138,7 +138,7 @@ def hyperplane_schedule(nest: NestStatements, plane: Hyperplane) -> isl.UnionMap
     dims = [f"s{k}" for k in range(n)]
     dropped = next((k for k in reversed(range(n)) if h[k] == 1), None)
     kept = [d for k, d in enumerate(dims) if k != dropped]
-    w = " + ".join(f"{c}*{d}" for c, d in zip(h, dims, strict=True) if c)
+    w = " + ".join(f"{c}*{d}" for c, d in zip(h, dims, strict=True) if c) or "0"
     params = ", ".join(nest.params)
     result = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
     for position, stmt in enumerate(nest.statements):
