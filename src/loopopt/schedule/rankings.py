@@ -34,9 +34,11 @@ from loopopt.schedule.types import Device, NestSummary, Schedule
 
 SHORTLIST = 64
 """Candidates of a class's first ranking that another nest of the class ranks again."""
-LARGE = 512
+LARGE = 2048
 """Trip counts and extents from which only the largest power-of-two divisor (up to
-CLASS_DIVISOR) counts: twice the largest tile, so every tile is shorter."""
+CLASS_DIVISOR) counts. At least 2 x the largest tile (every tile is shorter) and 3 x the
+deepest k slice (a cp.async ring fits); SGEMM from 2048³ on has several waves of blocks and
+ranks alike (512³ does not: its best schedule is not in 4096³'s shortlist)."""
 CLASS_DIVISOR = 256
 """The largest tile of any recipe: divisibility by more does not change the space."""
 CLASS_BASE = 1 << 62
