@@ -73,12 +73,15 @@ def test_shortlists_persist_on_disk(
 ) -> None:
     monkeypatch.setenv("LOOPOPT_CACHE", "1")
     monkeypatch.setenv("LOOPOPT_CACHE_DIR", str(tmp_path))
-    ranking(_gemm(128, 128, 128), SM90)
+    full = ranking(_gemm(128, 128, 128), SM90)
     (entry,) = (tmp_path / rankings.LAYER).iterdir()
     rankings.forget()  # another process: only the disk holds the shortlist
     hits = cache.stats().get(rankings.LAYER, (0, 0))[0]
     short = ranking(_gemm(384, 384, 384), SM90)
     assert short.shortlisted and cache.stats()[rankings.LAYER][0] == hits + 1
+    rankings.forget()
+    same = ranking(_gemm(128, 128, 128), SM90)  # the same nest: its shortlist, in order
+    assert same.shortlisted and same.ranked == full.ranked[: len(same.ranked)]
     _, _, payload = entry.read_bytes().partition(b"\n")
     assert "_hash" not in pickle.loads(payload).summary.__dict__  # hashes differ per process
     entry.write_bytes(b"garbage")  # a corrupt entry is a miss, never an error

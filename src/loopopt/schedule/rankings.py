@@ -13,8 +13,9 @@ function name dropped) have the same candidates. The first nest of a class is ra
 (`rank`: exact, memoized per summary); the top SHORTLIST of that ranking are kept for the
 class, in the process and in the on-disk cache (cache.py's `rankings` layer, keyed by the
 class, the device and `cache.fingerprint()`). Another nest of the class (another size of the
-same gemm, a second gemm of the same names) predicts only those again with its own sizes,
-drops what does not fit, and ranks them: the same nest again gets its exact ranking back.
+same gemm, a second gemm of the same names; the same nest in another process) predicts only
+those again with its own sizes, drops what does not fit, and ranks them; the same nest in the
+same process gets its full ranking back.
 
 Not checked: that the best candidate of a size lies within the shortlist of another size of
 its class (the model's time grows with the waves of blocks, and near-ties may reorder);
@@ -67,6 +68,8 @@ class _Shortlist:
 
 
 _classes: dict[tuple[NestSummary, Device], _Shortlist] = {}
+_full: dict[tuple[NestSummary, Device], list[tuple[Schedule, float]]] = {}
+"""The full ranking of a class's first nest, where this process made it."""
 
 
 def size_class(summary: NestSummary) -> NestSummary:
@@ -92,13 +95,14 @@ def ranking(summary: NestSummary, device: Device) -> Ranking:
     nest = dataclasses.replace(summary, func="")
     key = (size_class(summary), device)
     kept = _classes.get(key) or _load(key)
-    if kept is None or kept.summary == nest:
+    if kept is None:
         full = rank(nest, device)
-        if kept is None:
-            kept = _Shortlist(nest, tuple(s for s, _ in full[:SHORTLIST]), len(full))
-            _classes[key] = kept
-            _store(key, kept)
+        kept = _Shortlist(nest, tuple(s for s, _ in full[:SHORTLIST]), len(full))
+        _classes[key], _full[key] = kept, full
+        _store(key, kept)
         return Ranking(full, len(full))
+    if kept.summary == nest and key in _full:
+        return Ranking(_full[key], kept.total)
     again = [
         (s, predict(nest, s, device).time_us)
         for s in kept.schedules
@@ -123,6 +127,7 @@ def rank(summary: NestSummary, device: Device) -> list[tuple[Schedule, float]]:
 def forget() -> None:
     """Drop the in-process shortlists and rankings (tests; the disk cache stays)."""
     _classes.clear()
+    _full.clear()
     rank.cache_clear()
 
 
