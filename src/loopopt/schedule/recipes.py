@@ -57,8 +57,9 @@ tile, for LLVM to unroll (`loop-unroll{unroll-full in-llvm}`); its accumulators 
 of k, then of k_t (scalar-replace of both). The PTX has the same instruction mix as unrolling
 k in the IR with k outside the register tile (`outer_product`), and the passes after it and
 the lowering walk 32 bodies fewer: SGEMM 4096³ (64 x 128 x 32 tiles of 8 x 4) compiles in 1.1
-instead of 3.2 s of CPU time from the register tile to PTX. False: k unrolled in the IR,
-inside the register tile (the i, j, k order ptxas receives differs)."""
+instead of 3.2 s of CPU time from the register tile to PTX. Not yet timed on a GPU: ptxas now
+receives the FMAs in k, i, j order, which benchmarks/schedules.py measured slower as
+`outer_product` on the H200 before. False: k unrolled in the IR, inside the register tile."""
 
 
 def fresh(summary: NestSummary, base: str) -> str:
