@@ -125,7 +125,20 @@ def xdsl_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 def pass_text(p: ModulePass) -> str:
     """`p` as pipeline text: `name{opt=v ...}` with the options that differ from their defaults
     and those it spells out (the pass's `option_order` first, then in field order), `name`
-    alone without any."""
+    alone without any. Memoized for hashable passes (frozen dataclasses: the schedule space
+    prints the same pass objects for many candidates)."""
+    try:
+        return _memo_text(p)
+    except TypeError:  # not hashable
+        return _pass_text(p)
+
+
+@functools.lru_cache(maxsize=4096)
+def _memo_text(p: ModulePass) -> str:
+    return _pass_text(p)
+
+
+def _pass_text(p: ModulePass) -> str:
     from loopopt.passes import LoopoptPass
 
     if isinstance(p, OnEachFunction):

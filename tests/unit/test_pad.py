@@ -17,6 +17,7 @@ from xdsl.dialects import affine
 
 from loopopt.context import parse_module
 from loopopt.diagnostics import LoopoptError
+from loopopt.loops.nest import loop_name
 from loopopt.loops.padded_access import fill_load, padded_load, padded_store
 from loopopt.runtime.cpu import run_function
 from loopopt.schedule import recipes
@@ -120,7 +121,7 @@ def test_register_double_buffering_issues_zero_filled_copies_ahead() -> None:
     pipeline = recipes.matmul(summary, 64, 64, 16, 8, 4, pipelined=True, padded=True).pipeline
     assert "pipeline-copies{loop=k_t}" in pipeline
     module = parse_module(transform(text, pipeline))
-    [k_t] = [op for op in module.walk() if isinstance(op, affine.ForOp) and op.inits]
+    [k_t] = [op for op in module.walk() if isinstance(op, affine.ForOp) and loop_name(op) == "k_t"]
     yielded = set(k_t.body.block.last_op.operands)  # type: ignore[union-attr]
     ahead = [op for op in k_t.body.block.ops if fill_load(op) and op.results[0] in yielded]
     assert len(ahead) == (64 * 16 + 16 * 64) // 128  # every element a thread copies

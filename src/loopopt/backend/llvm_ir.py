@@ -12,6 +12,9 @@ replaces that one translation function with one that keeps the operand's address
 `_with_atomics` adds `llvm.atomicrmw`, which xDSL's llvm dialect lacks. Neither xDSL's
 translation nor llvmlite 0.50 knows LLVM's `bfloat`: `BFloatType` is llvmlite's float type
 for it (constants rounded to nearest even, written as LLVM's exact hex form `0xR3F80`).
+An `llvm.br` marked `loopopt.unroll_in_llvm` (a loop's back edge) gets loop metadata asking
+LLVM to unroll the loop fully: `br label %h, !llvm.loop !1` with `!1 = distinct !{!1, !0}`,
+`!0 = !{!"llvm.loop.unroll.full"}`.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from xdsl.utils.exceptions import LLVMTranslationException
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.llvm_ext import AtomicRMWOp
+from loopopt.dialects.loopopt import UNROLL_IN_LLVM
 from loopopt.element_types import bfloat_bits
 
 
@@ -82,6 +86,10 @@ def _with_atomics(
     """xDSL's translation of one op, and `llvm.atomicrmw` (dialects/llvm_ext.py)."""
     if not isinstance(op, AtomicRMWOp):
         _convert_op(op, builder, val_map, block_map)
+        if isinstance(op, llvm.BrOp) and UNROLL_IN_LLVM in op.attributes:
+            branch = builder.block.terminator
+            assert branch is not None  # the branch just built
+            branch.set_metadata("llvm.loop", _unroll_full(builder.module))
         return
     base, value = val_map[op.ptr], val_map[op.val]
     space = base.type.addrspace if isinstance(base.type, ir.PointerType) else 0
@@ -90,6 +98,31 @@ def _with_atomics(
 
 
 convert_module_.convert_op = _with_atomics
+
+
+class _LoopID(ir.values.MDValue):
+    """A distinct loop ID, `!N = distinct !{!N, properties...}` (its first operand is
+    itself, as LLVM requires of `!llvm.loop`); compared and hashed by identity."""
+
+    def __init__(self, module: ir.Module, properties: list[ir.values.MDValue]) -> None:
+        super().__init__(module, [], name=str(len(module.metadata)))
+        self.operands = (self, *properties)
+
+    def descr(self, buf: list[str]) -> None:
+        buf.append("distinct ")
+        super().descr(buf)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _unroll_full(module: ir.Module) -> _LoopID:
+    """A fresh loop ID asking LLVM to unroll the loop fully (`llvm.loop.unroll.full`)."""
+    full = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])
+    return _LoopID(module, [full])
 
 
 def module_to_llvmlite(

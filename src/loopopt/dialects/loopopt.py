@@ -25,6 +25,10 @@ COPY = "loopopt.copy"
 MAPPING = "loopopt.mapping"
 """String attribute saying what became of a loop: `block x`, `thread y`, `threads` (a copy
 spread over the block), `one thread`, `sequential`, `host`; on a kernel, a dictionary."""
+UNROLL_IN_LLVM = "loopopt.unroll_in_llvm"
+"""Unit attribute on a loop left rolled for LLVM to unroll fully (`loop-unroll{unroll-full
+in-llvm}`): the lowering carries it from affine.for to scf.for and to the loop's back edge
+(cf.br, llvm.br), which the backend gives `!llvm.loop !{!"llvm.loop.unroll.full"}`."""
 
 # On other ops
 PADDED = "loopopt.padded"
@@ -57,6 +61,7 @@ ATTRIBUTES = (
     PARALLEL,
     COPY,
     MAPPING,
+    UNROLL_IN_LLVM,
     PADDED,
     SCOPE,
     ALLOCATOR,

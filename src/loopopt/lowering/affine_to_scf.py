@@ -7,6 +7,7 @@ After:   %lb = arith.maxsi %c0, %n4 ; %ub = arith.minsi %n, %c8
 Affine `mod` always yields a value in [0, divisor): it is `remsi` plus a fix-up for negative
 remainders. `floordiv`/`ceildiv` become `arith.floordivsi`/`arith.ceildivsi` (rounding toward
 -inf/+inf, lowered exactly by arith_to_llvm). `affine.if` becomes `arith.cmpi` + `scf.if`.
+A loop marked for LLVM to unroll (`loopopt.unroll_in_llvm`) keeps the mark on its scf.for.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from xdsl.rewriter import InsertPoint
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
+from loopopt.dialects.loopopt import UNROLL_IN_LLVM
 
 
 class ExprBuilder:
@@ -117,6 +119,8 @@ class LowerAffineFor(RewritePattern):
         step = arith.ConstantOp(builtin.IntegerAttr.from_index_int_value(op.step.value.data))
         body = rewriter.move_region_contents_to_new_regions(op.body)
         loop = scf.ForOp(lb, ub, step.result, op.inits, body)
+        if UNROLL_IN_LLVM in op.attributes:
+            loop.attributes[UNROLL_IN_LLVM] = op.attributes[UNROLL_IN_LLVM]
         rewriter.replace(op, [*lower.ops, *upper.ops, step, loop], loop.results)
 
 

@@ -2,6 +2,8 @@
 
 Before:  cf.cond_br %c, ^body, ^exit
 After:   llvm.cond_br %c, ^body, ^exit
+
+A loop's back edge marked for LLVM to unroll (`loopopt.unroll_in_llvm`) keeps the mark.
 """
 
 from __future__ import annotations
@@ -9,11 +11,16 @@ from __future__ import annotations
 from xdsl.dialects import cf, llvm
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
+from loopopt.dialects.loopopt import UNROLL_IN_LLVM
+
 
 class BranchLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: cf.BranchOp, rewriter: PatternRewriter, /) -> None:
-        rewriter.replace(op, llvm.BrOp(op.successor, *op.arguments))
+        new = llvm.BrOp(op.successor, *op.arguments)
+        if UNROLL_IN_LLVM in op.attributes:
+            new.attributes[UNROLL_IN_LLVM] = op.attributes[UNROLL_IN_LLVM]
+        rewriter.replace(op, new)
 
 
 class CondBranchLowering(RewritePattern):

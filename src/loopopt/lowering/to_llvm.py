@@ -4,15 +4,16 @@ Before:  func.func @f(%A: memref<8xf32>) { affine.for %i = 0 to 8 { ... } return
 After:   llvm.func @f(%A: !llvm.ptr) { llvm.br ^bb1(%c0 : i64) ^bb1(%i: i64): ... llvm.return }
 
 Steps: affine → scf (our own lowering: max/min bounds, symbols, affine.if), scf → cf (xDSL's
-patterns), then func signatures (so memref arguments are known pointers), memref producers,
-and every remaining op. An op that has no lowering is reported with its location.
+patterns; a loop marked `loopopt.unroll_in_llvm` marks its back edge), then func signatures (so
+memref arguments are known pointers), memref producers, and every remaining op. An op that has
+no lowering is reported with its location.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import llvm
+from xdsl.dialects import cf, llvm, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp, UnregisteredOp, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
@@ -26,6 +27,7 @@ from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLow
 
 from loopopt.context import verify_ir
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import UNROLL_IN_LLVM
 from loopopt.lowering.affine_to_scf import lower_affine
 from loopopt.lowering.arith_to_llvm import arith_patterns
 from loopopt.lowering.block_cse import merge_repeats
@@ -56,9 +58,26 @@ def _apply(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
     ).rewrite_module(module)
 
 
+class _MarkedForLowering(ForLowering):
+    """xDSL's scf.for lowering; the back edge of a loop marked for LLVM to unroll
+    (`loopopt.unroll_in_llvm`) carries the mark."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, scf.ForOp) or UNROLL_IN_LLVM not in op.attributes:
+            super().match_and_rewrite(op, rewriter)
+            return
+        mark, entry = op.attributes[UNROLL_IN_LLVM], op.parent_block()
+        header = op.body.first_block  # becomes the condition block, the back edge's target
+        super().match_and_rewrite(op, rewriter)
+        for use in list(header.uses) if header is not None else []:
+            branch = use.operation
+            if isinstance(branch, cf.BranchOp) and branch.parent_block() is not entry:
+                branch.attributes[UNROLL_IN_LLVM] = mark
+
+
 def lower_scf_to_cf(module: ModuleOp) -> None:
     """scf.for / scf.if / scf.index_switch → unstructured control flow (xDSL's patterns)."""
-    _apply(module, [SwitchLowering(), IfLowering(), ForLowering()])
+    _apply(module, [SwitchLowering(), IfLowering(), _MarkedForLowering()])
 
 
 def lower_to_llvm(

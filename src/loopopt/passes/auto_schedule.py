@@ -18,8 +18,8 @@ is split first, as gpu-map-loops splits it): outline the nest into a function of
 (loops/func_outline.py), summarize it (schedule/summary.py), enumerate the candidates of its
 class (schedule/space.py; those that do not fit the device's threads, shared memory and
 registers are already out), rank them by the model's predicted time (schedule/cost_model.py;
-ties keep the space's order, so the choice is deterministic; rankings are kept per summary and
-device), apply the first one's pipeline to that function and inline it back. A nest without
+ties keep the space's order, so the choice is deterministic; rankings: schedule/rankings.py),
+apply the first one's pipeline to that function and inline it back. A nest without
 candidates may still get one for a part: the statements beside an inner loop are split off
 (`expose_nests`) when every part holding that loop then has candidates; otherwise it is left as
 it was. `map` candidates with a sequential loop inside or around their threads are left to
@@ -35,7 +35,6 @@ uses that.
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
@@ -62,6 +61,8 @@ from loopopt.passes.array_expand import expand_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.passes.loop_reschedule import reschedule_deep
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
+from loopopt.schedule.rankings import rank as rank
+from loopopt.schedule.rankings import ranking
 from loopopt.schedule.roles import map_roles
 from loopopt.schedule.types import Device, NestSummary, Schedule
 
@@ -83,6 +84,10 @@ class Choice:
     summary: NestSummary | None = None
     nest: str = ""
     """The outermost loop of the nest the choice is for."""
+    candidates: int = 0
+    """Candidates in the nest's space."""
+    short: bool = False
+    """Only a shortlist was ranked (schedule/rankings.py: another nest of the size class)."""
 
 
 def resolve_device(name: str) -> Device:
@@ -94,17 +99,6 @@ def resolve_device(name: str) -> Device:
     return device_for(name)
 
 
-@functools.lru_cache(maxsize=256)
-def rank(summary: NestSummary, device: Device) -> list[tuple[Schedule, float]]:
-    """The summary's candidates by predicted time, best first (stable: ties keep space order);
-    kept per (summary, device) for the process (callers must not change the list)."""
-    from loopopt.schedule.cost_model import predict
-    from loopopt.schedule.space import candidates
-
-    predicted = [(s, predict(summary, s, device).time_us) for s in candidates(summary, device)]
-    return sorted(predicted, key=lambda pair: pair[1])
-
-
 def choose(fn: func.FuncOp, device: Device) -> Choice:
     """Rank `fn`'s candidates; no candidates (and the reason) when its nest has no summary."""
     from loopopt.schedule.summary import summarize
@@ -114,14 +108,16 @@ def choose(fn: func.FuncOp, device: Device) -> Choice:
         summary = summarize(fn)
     except LoopoptError as e:
         return Choice(name, [], e.message)
-    ranked = [(s, t) for s, t in rank(summary, device) if not _left_to_mapping(summary, s)]
+    found = ranking(summary, device)
+    ranked = [(s, t) for s, t in found.ranked if not _left_to_mapping(summary, s)]
     if not ranked and map_roles(summary) is not None:
         reason = (
             "a sequential loop around or inside the parallel ones: gpu-map-loops' reduction "
             "strategies and loop order"
         )
         return Choice(name, [], reason, summary)
-    return Choice(name, ranked, "" if ranked else "no candidate fits the device", summary)
+    reason = "" if ranked else "no candidate fits the device"
+    return Choice(name, ranked, reason, summary, candidates=found.total, short=found.shortlisted)
 
 
 def _left_to_mapping(summary: NestSummary, schedule: Schedule) -> bool:
@@ -325,7 +321,10 @@ class AutoSchedulePass(LoopoptPass):
         if not choice.ranked or choice.summary is None:
             return [f"{header} default mapping ({choice.reason})"]
         summary = choice.summary
-        lines = [f"{header} {len(choice.ranked)} candidates, best first"]
+        count = f"{len(choice.ranked)} candidates"
+        if choice.short:
+            count += f" (the shortlist of {choice.candidates} of its size class)"
+        lines = [f"{header} {count}, best first"]
         for i, (schedule, _) in enumerate(choice.ranked[: self.top]):
             lines.append(
                 f"  #{i + 1} {schedule.key()}: {explain(predict(summary, schedule, device))}"

@@ -82,7 +82,7 @@ class Registers:
         return self.total - self.fragments if self.deferrable else self.total
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1 << 13)
 def register_parts(summary: NestSummary, schedule: Schedule) -> Registers:
     """An estimate of the registers one thread needs (before the compiler's cap):
 

@@ -67,7 +67,7 @@ class Mapping:
         return math.prod(self.trips[n] for n in self.host)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1 << 13)
 def mapping(summary: NestSummary, schedule: Schedule) -> Mapping:
     """The per-block and per-thread extents of every loop (see the module docstring)."""
     tiles = dict(schedule.block_tile)
@@ -109,20 +109,23 @@ def mapping(summary: NestSummary, schedule: Schedule) -> Mapping:
 
 def box(accesses: Sequence[Access], loops: Sequence[str], extents: dict[str, int]) -> list[int]:
     """The bounding box (extent per array dimension) that `accesses` touch while each loop
-    runs over `extents[loop]` consecutive iterations (loops not given: fixed)."""
-    rank = len(accesses[0].shape)
+    runs over `extents[loop]` consecutive iterations (loops not given: fixed). Memoized: the
+    candidates of a nest ask for the same boxes many times."""
+    ranges = tuple(extents.get(name, 1) - 1 for name in loops)
+    return list(_box(tuple(accesses), ranges))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _box(accesses: tuple[Access, ...], ranges: tuple[int, ...]) -> tuple[int, ...]:
     result = []
-    for d in range(rank):
+    for d in range(len(accesses[0].shape)):
         highs, lows = [], []
         for access in accesses:
-            span = [
-                c * (extents.get(name, 1) - 1)
-                for c, name in zip(access.coeffs[d], loops, strict=True)
-            ]
+            span = [c * r for c, r in zip(access.coeffs[d], ranges, strict=True)]
             highs.append(sum(s for s in span if s > 0) + access.offset[d])
             lows.append(sum(s for s in span if s < 0) + access.offset[d])
         result.append(max(highs) - min(lows) + 1)
-    return result
+    return tuple(result)
 
 
 def pitches(access: Access, summary: NestSummary) -> list[int]:
@@ -244,10 +247,16 @@ def by_array(summary: NestSummary) -> dict[str, list[Access]]:
 def operands(summary: NestSummary, schedule: Schedule) -> dict[str, list[Access]]:
     """The accesses grouped as the schedule treats them: by array, except that an array
     staged per operand (`A@i` entries of `schedule.shared`) has a group per entry, each of the
-    accesses whose index uses that loop (promote{indexed-by=i}); in order of first appearance."""
+    accesses whose index uses that loop (promote{indexed-by=i}); in order of first appearance.
+    Memoized per (summary, staged entries): callers must not change what it returns."""
+    return _operands(summary, schedule.shared)
+
+
+@functools.lru_cache(maxsize=1024)
+def _operands(summary: NestSummary, shared: tuple[str, ...]) -> dict[str, list[Access]]:
     names = [loop.name for loop in summary.loops]
     split: dict[str, list[str]] = {}
-    for key in schedule.shared:
+    for key in shared:
         array, loop = split_key(key)
         if loop is not None:
             split.setdefault(array, []).append(loop)
@@ -292,7 +301,7 @@ def shared_layout(summary: NestSummary, schedule: Schedule, key: str) -> Layout:
     return Layout(tuple(pitch), tuple(origin), key in schedule.transposed)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1 << 13)
 def shared_bytes(summary: NestSummary, schedule: Schedule) -> int:
     """Bytes of shared memory per block: every staged buffer (`stages` of each in a cp.async
     ring), each placed as the lowering places it (lowering/gpu_shared.py's `slot_bytes`)."""

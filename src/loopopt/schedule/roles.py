@@ -11,6 +11,7 @@ the written index) and map (any nest with a parallel loop: which loops go to x, 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -87,6 +88,7 @@ class MatmulRoles:
         return (*self.a_side, *self.b_side)
 
 
+@functools.lru_cache(maxsize=256)  # per summary: the space asks per candidate
 def matmul_roles(summary: NestSummary) -> MatmulRoles | None:
     """The roles of a 3-loop perfect nest whose only written array C is indexed by two parallel
     loops i and j, and whose every other access is a read indexed by (a permutation of) i and
@@ -144,6 +146,7 @@ class ConvRoles:
     candidates for constant memory)."""
 
 
+@functools.lru_cache(maxsize=256)  # per summary: the space asks per candidate
 def conv_roles(summary: NestSummary) -> ConvRoles | None:
     out = _output(summary)
     if out is None or len(out[1]) not in (2, 3) or len(summary.loops) != 2 * len(out[1]):
@@ -198,6 +201,7 @@ class StencilRoles:
     x: str
 
 
+@functools.lru_cache(maxsize=256)  # per summary: the space asks per candidate
 def stencil_roles(summary: NestSummary) -> StencilRoles | None:
     out = _output(summary)
     if len(summary.loops) != 2 or out is None or len(out[1]) != 2:
@@ -236,6 +240,7 @@ class MapRoles:
     """Sequential loops outside the run (they stay on the host)."""
 
 
+@functools.lru_cache(maxsize=256)  # per summary: the space asks per candidate
 def map_roles(summary: NestSummary) -> MapRoles | None:
     loops = summary.loops
     first = next((d for d, loop in enumerate(loops) if loop.parallel), None)

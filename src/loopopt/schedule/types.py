@@ -15,11 +15,28 @@ shared memory, what is unrolled), so the cost model reads the schedule, never th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, fields
 
 from xdsl.passes import ModulePass
 
 from loopopt.target import SHARED_BANKS, WARP_SIZE
+
+
+class _CachedHash:
+    """A frozen dataclass hashed once (the model's memo tables hash summaries, accesses and
+    schedules at every lookup); the hash stays out of pickles (strings hash differently in
+    another process)."""
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        return hash(tuple(getattr(self, f.name) for f in fields(self) if f.compare))  # pyright: ignore[reportArgumentType]
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
 
 @dataclass(frozen=True)
@@ -37,8 +54,10 @@ class Loop:
 
 
 @dataclass(frozen=True)
-class Access:
+class Access(_CachedHash):
     """One affine load or store in the innermost body: array[coeffs · ivs + offset]."""
+
+    __hash__ = _CachedHash.__hash__
 
     array: str
     """The memref's name (its SSA name hint, as `promote{arrays=}` uses it)."""
@@ -64,8 +83,10 @@ def split_key(key: str) -> tuple[str, str | None]:
 
 
 @dataclass(frozen=True)
-class NestSummary:
+class NestSummary(_CachedHash):
     """The facts of one perfect affine nest that the space and the cost model need."""
+
+    __hash__ = _CachedHash.__hash__
 
     func: str
     loops: tuple[Loop, ...]
@@ -118,13 +139,15 @@ class Device:
 
 
 @dataclass(frozen=True)
-class Schedule:
+class Schedule(_CachedHash):
     """One candidate: a pass pipeline plus the mapping it produces (for the cost model).
 
     Recipes give `steps` (the pass objects) and leave `pipeline` empty: it is filled with their
     text. A schedule read back from text (a tuning cache, a results file) has only `pipeline`;
     `passes` parses it. Equality and hashing use the text, which the passes print canonically.
     """
+
+    __hash__ = _CachedHash.__hash__
 
     recipe: str
     """Which recipe of schedule/recipes.py made it (matmul, conv, stencil, map)."""
