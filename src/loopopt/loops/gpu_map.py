@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects import affine, arith, gpu
 from xdsl.dialects.builtin import (
@@ -281,6 +282,25 @@ def warp_lanes_fit(lanes: Sequence[int], block: Sequence[int]) -> str | None:
     return None
 
 
+def warp_tile_ids(tx: Any, ty: Any, bx: int, lanes: Sequence[int]) -> tuple[Any, Any]:
+    """The (x, y) thread position that thread (tx, ty) of a block bx wide runs under warp
+    tiles of lanes[0] x lanes[1] (see `arrange_warps`): of affine expressions (the pass) or
+    of integer arrays (the cost model's lanes, schedule/warp.py)."""
+    lx, ly = lanes
+    linear = ty * bx + tx
+    warp, lane = linear // WARP_SIZE, linear % WARP_SIZE
+    columns = bx // lx
+    return (warp % columns) * lx + lane % lx, (warp // columns) * ly + lane // lx
+
+
+def cyclic_offsets(offsets: Any, piece: int, threads: int) -> Any:
+    """The iterations a thread runs, relative to its first, of a loop tiled by `piece` whose
+    chunk loop is spread cyclically over `threads` threads (`map_point_loop`): the thread's
+    offsets 0, 1, ... (integers or an integer array) are its chunks' elements in order,
+    chunk c at c * threads * piece."""
+    return offsets % piece + (offsets // piece) * (threads * piece)
+
+
 def arrange_warps(entry: Block, ids: KernelIds, lanes: Sequence[int]) -> KernelIds:
     """Warp tiles: the ids that the point loops read, renumbered so that each warp covers a
     lanes[0] x lanes[1] (x, y) sub-grid of the block's bx x by threads, the warps side by side
@@ -294,13 +314,8 @@ def arrange_warps(entry: Block, ids: KernelIds, lanes: Sequence[int]) -> KernelI
     each loop; a warp's register-tile fragments then come from lanes[1] row blocks of A and
     lanes[0] column blocks of B. The returned ids share the block ids; copies keep the
     plain ids (consecutive lanes copy consecutive elements)."""
-    lx, ly = lanes
-    bx = ids.sizes["x"]
-    tx, ty = AffineExpr.dimension(0), AffineExpr.dimension(1)
-    linear = ty * bx + tx
-    warp, lane = linear // WARP_SIZE, linear % WARP_SIZE
-    columns = bx // lx
-    exprs = {"x": (warp % columns) * lx + lane % lx, "y": (warp // columns) * ly + lane // lx}
+    x, y = warp_tile_ids(AffineExpr.dimension(0), AffineExpr.dimension(1), ids.sizes["x"], lanes)
+    exprs = {"x": x, "y": y}
     operands = [ids.threads["x"], ids.threads["y"]]
     ops = []
     for axis, expr in exprs.items():

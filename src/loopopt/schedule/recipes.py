@@ -155,7 +155,8 @@ def matmul(
     taken = [*(loop.name for loop in summary.loops), *(fresh(summary, f"{n}_t") for n in band)]
     tiles = [fresh_name(set(taken), f"{p}_t") for p in (p0, p1)]  # the thread tile's loops
     # a thread's fragments along p1 and p0, loops where it has more than one (unrolled too)
-    pieces = tuple(t for t, p in zip(tiles[::-1], (p1, p0)) if fragment and thread[p] > fragment)
+    split = [t for t, p in zip(tiles[::-1], (p1, p0), strict=True) if thread[p] > fragment]
+    pieces = tuple(split) if fragment else ()
     compute = [_unroll_full(name) for name in (r.k, p1, p0, *pieces)]
     ring = stages if stages >= 2 else 0
     pipelined = pipelined and not ring

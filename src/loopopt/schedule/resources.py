@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from loopopt.loops.gpu_map import cyclic_offsets
 from loopopt.loops.promote import buffer_shape
 from loopopt.lowering.gpu_shared import slot_bytes
 from loopopt.schedule.types import Access, NestSummary, Schedule, operand_key, split_key
@@ -172,12 +173,14 @@ def addresses(
     ranges: dict[str, int],
     lanes: dict[str, np.ndarray] | None = None,
     layout: Layout | None = None,
+    pieces: dict[str, tuple[int, int]] | None = None,
 ) -> np.ndarray:
     """Linear element positions (in `layout`, default the array's) that `accesses` (of one
     array) touch while each loop named in `ranges` runs over that many iterations from 0, the
     other loops at 0: one column per (access, point); with `lanes`, one row per lane, whose
     loop values are added (a warp's threads). Beyond MAX_POINTS points, the longest ranges
-    are cut (see `distinct`)."""
+    are cut (see `distinct`). `pieces`: loops whose thread runs strided fragments (loop ->
+    (fragment, threads): gpu_map.cyclic_offsets) instead of consecutive iterations."""
     names = [loop.name for loop in summary.loops]
     layout = layout if layout is not None else array_layout(accesses[0], summary)
     used = _used(accesses, summary, ranges)
@@ -185,6 +188,9 @@ def addresses(
     while math.prod(len(a) for a in axes) > MAX_POINTS:
         longest = max(range(len(axes)), key=lambda i: len(axes[i]))
         axes[longest] = axes[longest][: len(axes[longest]) // 2]
+    for i, n in enumerate(used):
+        if pieces and n in pieces:
+            axes[i] = cyclic_offsets(axes[i], *pieces[n])
     points = [g.ravel() for g in np.meshgrid(*axes, indexing="ij")] if axes else []
     count = len(points[0]) if points else 1
     lane_count = len(next(iter(lanes.values()))) if lanes else 1
