@@ -13,7 +13,9 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
     matmul   bm, bn ∈ {32..256}, bk ∈ {8, 16, 32}, tm, tn ∈ {1, 2, 4, 8}, pipelined on/off,
              copies 1 or 4 elements at a time (gpu-map-loops{copy-vector}), and with 4: a
              3-stage cp.async ring instead (pipeline-copies{stages=3 async}) where k has
-             at least 3 steps
+             at least 3 steps, the ring's register tiles also as strided 4 x 4 fragments
+             (`fragment=4`), and 16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256
+             block tiles (bk ∈ {8, 16}, fragments, a ring)
     conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread); 2-D: the
              weights in global or in constant memory (gpu-constant-memory), and cols ∈
              {1, 2, 4} adjacent outputs of a row per thread where bx divides the row and
@@ -131,7 +133,25 @@ def _matmul(summary: NestSummary) -> Iterable[Schedule]:
         yield recipes.matmul(
             summary, bm, bn, bk, tm, tn, pipelined, copy_vector=vector, stages=stages
         )
+        if stages and tm % FRAGMENT == 0 and tn % FRAGMENT == 0 and max(tm, tn) > FRAGMENT:
+            yield recipes.matmul(
+                summary, bm, bn, bk, tm, tn, False, copy_vector=4, stages=stages, fragment=4
+            )
+    for bm, bn, bk in itertools.product(
+        _divisors((128, 256), m), _divisors((128, 256), n), _divisors((8, 16), k)
+    ):
+        if bm * bn == 256 * 128 and k // bk >= ASYNC_STAGES:  # 16 x 8 tiles, 256 threads
+            yield recipes.matmul(
+                summary, bm, bn, bk, 16, 8, False, copy_vector=4, stages=ASYNC_STAGES, fragment=4
+            )
 
+
+FRAGMENT = 4
+"""Strided per-thread fragments of the cp.async candidates whose register tile holds more
+than one (recipes.matmul `fragment`): a warp's 128-bit loads of B cover consecutive 16-byte
+pieces (no bank conflicts), where contiguous 8-wide tiles put lanes 32 bytes apart. With
+them come 16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256 block tiles (cuBLAS's
+SGEMM shape on the H200: 128 accumulators, 1 block per SM)."""
 
 ASYNC_STAGES = 3
 """Slices in flight of the cp.async candidates (SGEMM 4096³ on the H200, 64 x 128 x 32 tiles:
