@@ -26,6 +26,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
 from loopopt.dialects.llvm_ext import LLVM
+from loopopt.dialects.layout import LAYOUT
 from loopopt.dialects.nvgpu import NVGPU
 from loopopt.dialects.nvvm import NVVM
 from loopopt.input_checks import check_input
@@ -48,6 +49,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
         GPU,
         NVVM,
         NVGPU,
+        LAYOUT,
         LLVM,
     ):
         ctx.load_dialect(dialect)

@@ -27,6 +27,7 @@ from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLow
 from loopopt.context import verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.lowering.affine_to_scf import lower_affine
+from loopopt.lowering.swizzle import unswizzle
 from loopopt.lowering.arith_to_llvm import arith_patterns
 from loopopt.lowering.block_cse import merge_repeats
 from loopopt.lowering.cf_to_llvm import cf_patterns
@@ -72,6 +73,7 @@ def lower_to_llvm(
     GPU kernels keep the ops of `keep_dialects` (nvvm) and lower shared-memory allocas with
     `workgroup_alloca`."""
     _check_lowerable(module, keep_dialects)
+    unswizzle(module)  # physical indices of swizzled buffers (done already in GPU kernels)
     lower_affine(module)
     merge_repeats(module)
     lower_scf_to_cf(module)
