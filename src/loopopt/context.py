@@ -25,8 +25,8 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
-from loopopt.dialects.llvm_ext import LLVM
 from loopopt.dialects.layout import LAYOUT
+from loopopt.dialects.llvm_ext import LLVM
 from loopopt.dialects.nvgpu import NVGPU
 from loopopt.dialects.nvvm import NVVM
 from loopopt.input_checks import check_input

@@ -23,7 +23,8 @@ to the innermost buffer dimension (against shared-memory bank conflicts); they a
 touched. Or the buffer is swizzled (`swizzle`, `#loopopt.swizzle`): element (r, c) stored at
 column `swizzled_column(r, c)`, 16-byte chunks of a row permuted by XOR with r mod 8, so that
 rows read at one column, and 16-byte copies of consecutive chunks, fall in different banks
-without padding; the accesses keep their logical indices (the lowering swizzles them). With `transpose` the buffer holds the box with its dimensions reversed (a thread's
+without padding; the accesses keep their logical indices (the lowering swizzles them).
+With `transpose` the buffer holds the box with its dimensions reversed (a thread's
 register tile of `A[i, k]`, rows i..i+7 at one k, becomes contiguous: vector loads).
 Dynamic array sizes used by a guard are read with memref.dim. The buffer is one per
 iteration of the loop; the MLIR text loopopt writes has it at the entry of the function instead

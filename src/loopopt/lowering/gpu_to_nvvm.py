@@ -51,9 +51,9 @@ from loopopt.loops.gpu_workgroup import workgroup_buffers_to_allocas
 from loopopt.lowering.block_cse import merge_repeats
 from loopopt.lowering.contract import contract_fma
 from loopopt.lowering.cp_async import linearize_async_copies, lower_shared_global
-from loopopt.lowering.swizzle import unswizzle
 from loopopt.lowering.gpu_constant import lower_constant_globals
 from loopopt.lowering.gpu_shared import SharedLayout
+from loopopt.lowering.swizzle import unswizzle
 from loopopt.lowering.to_llvm import lower_to_llvm
 
 KERNEL_ATTR = "nvvm.kernel"

@@ -27,7 +27,6 @@ from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLow
 from loopopt.context import verify_ir
 from loopopt.diagnostics import LoopoptError
 from loopopt.lowering.affine_to_scf import lower_affine
-from loopopt.lowering.swizzle import unswizzle
 from loopopt.lowering.arith_to_llvm import arith_patterns
 from loopopt.lowering.block_cse import merge_repeats
 from loopopt.lowering.cf_to_llvm import cf_patterns
@@ -35,6 +34,7 @@ from loopopt.lowering.func_to_llvm import CallLowering, FuncLowering, ReturnLowe
 from loopopt.lowering.llvm_common import LoweringState, WorkgroupAlloca
 from loopopt.lowering.math_to_llvm import MathLowering
 from loopopt.lowering.memref_to_llvm import producer_patterns, user_patterns
+from loopopt.lowering.swizzle import unswizzle
 
 
 class _Lowering(GreedyRewritePatternApplier):

@@ -19,7 +19,8 @@ the buffer in address space 3 (GPU workgroup memory); `local` (default) has no m
 the innermost extent is a multiple of 32 (a bank-conflict-free row stride), else 0 (pad=4
 keeps rows 16-byte aligned for vector loads). `swizzle` instead permutes each row's 16-byte
 chunks by XOR with the row index mod 8 (`#loopopt.swizzle`, no padding): down a column and
-along a row of chunks, 8 consecutive pieces fall in different banks. `transpose` reverses the buffer's dimensions
+along a row of chunks, 8 consecutive pieces fall in different banks. `transpose` reverses
+the buffer's dimensions
 (A[i, k] at A_shared[k - k0, i - i0]): the copy loops still read the array contiguously.
 `arrays=` names arrays by their SSA names (`%A` -> A); by default every array used under the
 loop. Promotion assumes distinct function arguments do not alias; it refuses non-affine

@@ -91,6 +91,7 @@ def matmul(
     fragment: int = 0,
     warp_lanes: tuple[int, int] | tuple[()] = (),
     block_group: int = 1,
+    swizzle: bool = False,
 ) -> Schedule:
     """C[i, j] += A[i, k] * B[k, j] (any order of A's and B's dimensions): a bm x bn block
     tile (threads bn/tn x bm/tm, j on x), bk-deep slices of A and B in shared memory (stored
@@ -114,7 +115,8 @@ def matmul(
     thread tile is `loop-tile` by f x f, whose f-chunk loops gpu-map-loops spreads
     cyclically over the threads and loop-unroll unrolls. 0: contiguous tm x tn tiles.
     `warp_lanes` (LX, LY): warp tiles (gpu-map-loops{warp-lanes}): a warp runs an LX x LY
-    sub-grid of the threads. `block_group`: grouped block order (gpu-map-loops{block-group})."""
+    sub-grid of the threads. `block_group`: grouped block order (gpu-map-loops{block-group}).
+    `swizzle`: XOR-swizzled shared tiles (promote{swizzle}) instead of padded rows."""
     r = matmul_roles(summary)
     if r is None:
         raise LoopoptError(f"matmul recipe: @{summary.func} is not C[i, j] += A[i, k] * B[k, j]")
@@ -171,7 +173,8 @@ def matmul(
             arrays=(o.array,),
             loop=kt,
             memory_space="shared",
-            pad=PAD,
+            pad=0 if swizzle else PAD,
+            swizzle=swizzle,
             transpose=o.key in transposed,
             indexed_by=() if o.key == o.array else (o.loop,),
         )
@@ -210,6 +213,7 @@ def matmul(
             ("lanes_x", warp_lanes[0] if warp_lanes else 0),
             ("lanes_y", warp_lanes[1] if warp_lanes else 0),
             ("block_group", block_group if block_group > 1 else 0),
+            ("swizzle", swizzle),
         )
         if v
     ]
@@ -218,6 +222,7 @@ def matmul(
         block_group > 1
     )
     extra += [("lanes_x", warp_lanes[0]), ("lanes_y", warp_lanes[1])] if warp_lanes else []
+    extra += [("swizzle", 1)] * swizzle
     return Schedule(
         recipe="matmul",
         params=tuple(params),
@@ -227,7 +232,7 @@ def matmul(
         threads=threads,
         x_loop=r.j,
         shared=tuple(o.key for o in r.operands),
-        pad=PAD,
+        pad=0 if swizzle else PAD,
         transposed=transposed,
         unrolled=(r.k, p1, p0, *pieces),
         registers=(r.c,),
