@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from loopopt.loops.gpu_map import cyclic_offsets
-from loopopt.loops.promote import buffer_shape
+from loopopt.loops.promote import buffer_shape, swizzle_params, swizzled_column
 from loopopt.lowering.gpu_shared import slot_bytes
 from loopopt.schedule.types import Access, NestSummary, Schedule, operand_key, split_key
 
@@ -155,11 +155,14 @@ def _used(accesses: Sequence[Access], summary: NestSummary, ranges: dict[str, in
 @dataclass(frozen=True)
 class Layout:
     """Where element `index` of an array lives: sum((index - origin)[dims] * pitch), `dims`
-    reversed for a transposed buffer."""
+    reversed for a transposed buffer, the last index first swizzled by the one before it
+    (loops/promote.swizzled_column) for a swizzled buffer."""
 
     pitch: tuple[int, ...]
     origin: tuple[int, ...]
     transposed: bool = False
+    swizzle: tuple[int, int] | None = None
+    """(chunk, period) of promote{swizzle}'s layout."""
 
 
 def array_layout(access: Access, summary: NestSummary) -> Layout:
@@ -206,6 +209,8 @@ def addresses(
             indices.append(index)
         if layout.transposed:
             indices = indices[::-1]
+        if layout.swizzle is not None and len(indices) >= 2:
+            indices[-1] = swizzled_column(indices[-2], indices[-1], *layout.swizzle)
         linear = np.zeros((lane_count, count), dtype=np.int64)
         for index, pitch in zip(indices, layout.pitch, strict=True):
             linear += index * pitch
@@ -295,7 +300,10 @@ def shared_layout(summary: NestSummary, schedule: Schedule, key: str) -> Layout:
     pitch = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):
         pitch[d] = pitch[d + 1] * shape[d + 1]
-    return Layout(tuple(pitch), tuple(origin), key in schedule.transposed)
+    swizzle = None
+    if dict(schedule.extra).get("swizzle") and len(shape) >= 2:
+        swizzle = swizzle_params(shape[-1], accesses[0].elem_bytes)
+    return Layout(tuple(pitch), tuple(origin), key in schedule.transposed, swizzle)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -14,8 +14,9 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
              copies 1 or 4 elements at a time (gpu-map-loops{copy-vector}), and with 4: a
              3-stage cp.async ring instead (pipeline-copies{stages=3 async}) where k has
              at least 3 steps, the ring's register tiles also as strided 4 x 4 fragments
-             (`fragment=4`), and 16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256
-             block tiles (bk ∈ {8, 16}, fragments, a ring)
+             (`fragment=4`; from 8 x 8 also with swizzled tiles, promote{swizzle}), and
+             16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256 block tiles (bk ∈ {8,
+             16}, fragments, a ring, padded or swizzled tiles)
     conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread); 2-D: the
              weights in global or in constant memory (gpu-constant-memory), and cols ∈
              {1, 2, 4} adjacent outputs of a row per thread where bx divides the row and
@@ -134,16 +135,20 @@ def _matmul(summary: NestSummary) -> Iterable[Schedule]:
             summary, bm, bn, bk, tm, tn, pipelined, copy_vector=vector, stages=stages
         )
         if stages and tm % FRAGMENT == 0 and tn % FRAGMENT == 0 and max(tm, tn) > FRAGMENT:
-            yield recipes.matmul(
-                summary, bm, bn, bk, tm, tn, False, copy_vector=4, stages=stages, fragment=4
-            )
+            for swizzle in (False, True) if tm * tn >= 64 else (False,):
+                yield recipes.matmul(
+                    summary, bm, bn, bk, tm, tn, False, copy_vector=4, stages=stages,
+                    fragment=FRAGMENT, swizzle=swizzle,
+                )  # fmt: skip
     for bm, bn, bk in itertools.product(
         _divisors((128, 256), m), _divisors((128, 256), n), _divisors((8, 16), k)
     ):
         if bm * bn == 256 * 128 and k // bk >= ASYNC_STAGES:  # 16 x 8 tiles, 256 threads
-            yield recipes.matmul(
-                summary, bm, bn, bk, 16, 8, False, copy_vector=4, stages=ASYNC_STAGES, fragment=4
-            )
+            for swizzle in (False, True):
+                yield recipes.matmul(
+                    summary, bm, bn, bk, 16, 8, False, copy_vector=4, stages=ASYNC_STAGES,
+                    fragment=FRAGMENT, swizzle=swizzle,
+                )  # fmt: skip
 
 
 FRAGMENT = 4

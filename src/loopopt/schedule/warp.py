@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loopopt.loops.gpu_map import warp_tile_ids
+from loopopt.loops.promote import swizzled_column
 from loopopt.schedule import registers, resources
 from loopopt.schedule.resources import Mapping, addresses, operands
 from loopopt.schedule.types import Access, Device, NestSummary, Schedule
@@ -523,7 +524,9 @@ def _copy_round(
     else:
         sectors, _ = sectors_and_lines(at_array, elem)
         loads_cycles = l1_cycles(at_array, elem, device.shared_banks)
-    ordered = coords[::-1] if layout.transposed else coords
+    ordered = list(coords[::-1] if layout.transposed else coords)
+    if layout.swizzle is not None and len(ordered) >= 2:
+        ordered[-1] = swizzled_column(ordered[-2], ordered[-1], *layout.swizzle)
     at_buffer = np.asarray(sum(c * p for c, p in zip(ordered, layout.pitch, strict=True)))
     stores, waves, ideal = _shared_access(at_buffer, elem, device)
     return _CopyRound(sectors.sum(), len(sectors), loads_cycles, stores, waves, ideal)
