@@ -74,8 +74,8 @@ SGEMM_VARIANTS: dict[str, tuple[tuple[int, int, int, int, int], dict[str, Any]]]
         (64, 128, 32, 8, 4),
         {"copy_vector": 4, "stages": 3, "fragment": 4},
     ),
-    "64x128x32 8x8 ring frag4": (
-        (64, 128, 32, 8, 8),
+    "64x128x16 8x8 ring frag4": (
+        (64, 128, 16, 8, 8),
         {"copy_vector": 4, "stages": 3, "fragment": 4},
     ),
     "128x128x8 8x8 ring": ((128, 128, 8, 8, 8), {"copy_vector": 4, "stages": 3}),
@@ -100,6 +100,18 @@ SGEMM_VARIANTS: dict[str, tuple[tuple[int, int, int, int, int], dict[str, Any]]]
         (128, 256, 8, 16, 8),
         {"copy_vector": 4, "stages": 3, "fragment": 4},
     ),
+    "128x128x8 8x8 ring frag4 swizzle": (
+        (128, 128, 8, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
+    "128x256x8 16x8 ring frag4 swizzle": (
+        (128, 256, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
+    "256x128x8 16x8 ring frag4 swizzle": (
+        (256, 128, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
     "128x256x8 16x8 ring frag4 group8": (
         (128, 256, 8, 16, 8),
         {"copy_vector": 4, "stages": 3, "fragment": 4, "block_group": 8},
@@ -122,7 +134,11 @@ SGEMM_VARIANTS: dict[str, tuple[tuple[int, int, int, int, int], dict[str, Any]]]
     ),
     "64x64x32 8x4 ring (SGEMM_1088)": ((64, 64, 32, 8, 4), {"copy_vector": 4, "stages": 3}),
     "64x64x16 8x4 (SGEMM_64)": ((64, 64, 16, 8, 4), {"copy_vector": 4}),
-    "64x64x32 8x8 ring frag4": ((64, 64, 32, 8, 8), {"copy_vector": 4, "stages": 3, "fragment": 4}),
+    "64x64x16 8x8 ring frag4": ((64, 64, 16, 8, 8), {"copy_vector": 4, "stages": 3, "fragment": 4}),
+    "64x64x16 8x8 ring frag4 swizzle": (
+        (64, 64, 16, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
     "64x64x32 8x4 ring frag4": ((64, 64, 32, 8, 4), {"copy_vector": 4, "stages": 3, "fragment": 4}),
     "64x64x16 8x4 padded (SGEMM_PADDED)": ((64, 64, 16, 8, 4), {"padded": True}),
     "64x64x16 8x8 padded frag4": ((64, 64, 16, 8, 8), {"padded": True, "fragment": 4}),
