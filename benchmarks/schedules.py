@@ -78,6 +78,10 @@ SGEMM_VARIANTS: dict[str, tuple[tuple[int, int, int, int, int], dict[str, Any]]]
         (64, 128, 16, 8, 8),
         {"copy_vector": 4, "stages": 3, "fragment": 4},
     ),
+    "64x128x16 8x8 ring frag4 swizzle": (
+        (64, 128, 16, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
     "128x128x8 8x8 ring": ((128, 128, 8, 8, 8), {"copy_vector": 4, "stages": 3}),
     "128x128x8 8x8 ring frag4": (
         (128, 128, 8, 8, 8),

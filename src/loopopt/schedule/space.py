@@ -15,8 +15,9 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
              3-stage cp.async ring instead (pipeline-copies{stages=3 async}) where k has
              at least 3 steps, the ring's register tiles also as strided 4 x 4 fragments
              (`fragment=4`; from 8 x 8 also with swizzled tiles, promote{swizzle}), and
-             16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256 block tiles (bk ∈ {8,
-             16}, fragments, a ring, padded or swizzled tiles)
+             16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256 block tiles (bk = 8,
+             fragments, a ring, padded or swizzled tiles); fragments only where a thread's
+             k step holds at most STEP_FMAS FMAs
     conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread); 2-D: the
              weights in global or in constant memory (gpu-constant-memory), and cols ∈
              {1, 2, 4} adjacent outputs of a row per thread where bx divides the row and
@@ -134,14 +135,15 @@ def _matmul(summary: NestSummary) -> Iterable[Schedule]:
         yield recipes.matmul(
             summary, bm, bn, bk, tm, tn, pipelined, copy_vector=vector, stages=stages
         )
-        if stages and tm % FRAGMENT == 0 and tn % FRAGMENT == 0 and max(tm, tn) > FRAGMENT:
+        fragments = tm % FRAGMENT == 0 and tn % FRAGMENT == 0 and max(tm, tn) > FRAGMENT
+        if stages and fragments and tm * tn * bk <= STEP_FMAS:
             for swizzle in (False, True) if tm * tn >= 64 else (False,):
                 yield recipes.matmul(
                     summary, bm, bn, bk, tm, tn, False, copy_vector=4, stages=stages,
                     fragment=FRAGMENT, swizzle=swizzle,
                 )  # fmt: skip
     for bm, bn, bk in itertools.product(
-        _divisors((128, 256), m), _divisors((128, 256), n), _divisors((8, 16), k)
+        _divisors((128, 256), m), _divisors((128, 256), n), _divisors((8,), k)
     ):
         if bm * bn == 256 * 128 and k // bk >= ASYNC_STAGES:  # 16 x 8 tiles, 256 threads
             for swizzle in (False, True):
@@ -157,6 +159,13 @@ than one (recipes.matmul `fragment`): a warp's 128-bit loads of B cover consecut
 pieces (no bank conflicts), where contiguous 8-wide tiles put lanes 32 bytes apart. With
 them come 16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256 block tiles (cuBLAS's
 SGEMM shape on the H200: 128 accumulators, 1 block per SM)."""
+
+STEP_FMAS = 1024
+"""The most FMAs of a thread's unrolled k step for the fragment candidates: in a cp.async
+ring (no barrier inside a step) ptxas hoists a step's shared loads, and beyond this it spills
+where the register estimate does not foresee it (ptxas -v, sm_90: 8 x 8 tiles 32 deep 255
+registers and 304-368 bytes of spills, estimated 221-224; 16 deep 167; 16 x 8 tiles 8 deep
+255 without spills, 16 deep 48 bytes)."""
 
 ASYNC_STAGES = 3
 """Slices in flight of the cp.async candidates (SGEMM 4096³ on the H200, 64 x 128 x 32 tiles:
