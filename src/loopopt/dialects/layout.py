@@ -21,12 +21,14 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
+from loopopt.dialects.loopopt import SWIZZLE_LAYOUT
+
 
 @irdl_attr_definition
 class SwizzleLayoutAttr(MemRefLayoutAttr, ParametrizedAttribute):
     """XOR swizzle of `chunk`-element pieces by the row index modulo `period`."""
 
-    name = "loopopt.swizzle"
+    name = SWIZZLE_LAYOUT
 
     chunk: IntAttr
     period: IntAttr
