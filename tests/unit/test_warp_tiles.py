@@ -235,3 +235,30 @@ def test_a_16_by_8_tile_fits_255_registers_without_spills() -> None:
     assert spills and all(s == "0" for s in spills)
     (registers,) = re.findall(r"Used (\d+) registers", report)
     assert 128 < int(registers) <= 255
+
+
+def test_the_model_sees_fragments_warp_tiles_and_swizzles() -> None:
+    """Warp 0's lanes and offsets come from the pass's own functions: contiguous 8-wide B
+    fragments put lanes 32 bytes apart (bank conflicts), strided ones do not; warp tiles
+    place the lanes where arrange_warps does; a swizzled layout leaves no conflict."""
+    from loopopt.schedule.cost_model import predict
+    from loopopt.schedule.device import device_for
+    from loopopt.schedule.resources import mapping
+    from loopopt.schedule.warp import lanes, pieces
+
+    device = device_for("sm_90")
+    sizes = (4096, 4096, 4096)
+    summary = summarize_module(parse_module(workloads.sgemm_mlir(sizes)), "sgemm")
+
+    def conflicts(**options: Any) -> float:
+        schedule = recipes.matmul(summary, 128, 256, 8, 16, 8, copy_vector=4, stages=3, **options)
+        return predict(summary, schedule, device).bank_conflicts
+
+    assert conflicts() > 1.3 > 1.1 > conflicts(fragment=4) >= 1.0
+    assert conflicts(fragment=4, swizzle=True) == 1.0
+    tiled = recipes.matmul(summary, 256, 128, 8, 16, 8, fragment=4, warp_lanes=(4, 8))
+    m = mapping(summary, tiled)
+    assert pieces(tiled, m) == (("j", 4, 16), ("i", 4, 16))
+    warp = lanes(tiled, m, device)
+    assert sorted(set(warp["j"].tolist())) == [0, 4, 8, 12]  # 4 lanes along x, 4 apart
+    assert sorted(set(warp["i"].tolist())) == list(range(0, 32, 4))  # 8 along y
