@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import affine, arith, memref
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
@@ -137,4 +137,3 @@ def _rewrite_copy(op: DeviceAsyncCopyOp, chunk: int, period: int) -> None:
     operands = list(op.operands)
     operands[len(op.dstIndices)] = xor.result  # dst, dstIndices..., src, ...
     op.operands = operands
-    assert isinstance(xor.result.type, IndexType)
