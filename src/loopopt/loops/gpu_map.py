@@ -48,7 +48,7 @@ from loopopt.loops.bounds import replace_bounds
 from loopopt.loops.gpu_plan import AXES, KernelPlan, max_trip_count, upper_always_holds
 from loopopt.loops.nest import body_ops, iv, loop_name, perfect_band, step_of, trip_count
 from loopopt.loops.tile import tile_band
-from loopopt.target import SHARED_SPACE
+from loopopt.target import SHARED_SPACE, WARP_SIZE
 
 
 def is_shared(t: Attribute) -> bool:
@@ -261,10 +261,6 @@ def group_blocks(entry: Block, dims: Sequence[MappedDim], ids: KernelIds, group:
     entry.insert_ops_before(ops, anchor)
     ids.blocks["x"], ids.blocks["y"] = ops[0].result, ops[1].result
     return g
-
-
-WARP_SIZE = 32
-"""Threads of a warp."""
 
 
 def warp_lanes_fit(lanes: Sequence[int], block: Sequence[int]) -> str | None:
