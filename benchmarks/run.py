@@ -1,7 +1,7 @@
 """loopopt's kernels next to the anchors of issue 5, in one process, on the GPU: one table.
 
     python benchmarks/run.py [--quick] [--only NAME-substring ...] [--repeat N] [--out DIR]
-                             [--schedule hand|auto]
+                             [--schedule hand|auto] [--sgemm-variants]
 
 For every workload (workloads.py) the nest is compiled with its schedule (schedules.py; with
 `--schedule auto`, the pipeline `auto-schedule` alone: the cost model chooses on this GPU),
@@ -12,7 +12,9 @@ timed with CUDA events (warm-up, median). The table gives each time, loopopt's r
 of the roofline floor and the ratios anchor ms / loopopt ms (above 1: loopopt is faster).
 Results go to DIR (default benchmarks/results/) as JSON and, with matplotlib, a bar plot.
 An error in one row is reported in its note and the others go on. Exit status 1 when a check
-fails or a loopopt kernel does not build or run.
+fails or a loopopt kernel does not build or run. `--sgemm-variants`: only the SGEMM rows (A·B),
+each once per schedule of schedules.sgemm_variants (the issue-16 candidates that apply to its
+sizes), the anchors timed once per size: one run compares them all.
 """
 
 from __future__ import annotations
@@ -315,9 +317,19 @@ def auto_choice(w: Workload) -> str:
     return "auto: " + (choice.ranked[0][0].key() if choice.ranked else "default mapping")
 
 
-def run_row(w: Workload, report: Report, repeat: int, seed: int, auto: bool = False) -> Row:
+def run_row(
+    w: Workload,
+    report: Report,
+    repeat: int,
+    seed: int,
+    auto: bool = False,
+    variant: tuple[str, str] | None = None,
+    anchors_of: Row | None = None,
+) -> Row:
     """Check and time loopopt's kernel and the anchors of `w`; `auto`: the pipeline is
-    `auto-schedule` alone (the cost model's choice), not the hand schedule of schedules.py."""
+    `auto-schedule` alone (the cost model's choice), not the hand schedule of schedules.py;
+    `variant`: (name, pipeline) instead of either. `anchors_of`: a row of the same workload
+    whose anchor timings are reused (not timed again)."""
     import schedules
     import torch
 
@@ -333,7 +345,9 @@ def run_row(w: Workload, report: Report, repeat: int, seed: int, auto: bool = Fa
         loopopt=Timing("loopopt"),
     )
     try:
-        if auto:
+        if variant is not None:
+            row.schedule, pipeline = variant
+        elif auto:
             row.schedule, pipeline = auto_choice(w), "auto-schedule"
         else:
             row.schedule, pipeline = w.schedule(schedules)
@@ -343,8 +357,25 @@ def run_row(w: Workload, report: Report, repeat: int, seed: int, auto: bool = Fa
         row.loopopt.error = one_line(e)
         return row
     row.loopopt = _time_loopopt(w, pipeline, inputs, ref, repeat)
-    row.anchors = [_time_anchor(name, w, inputs, ref, repeat) for name in w.anchors]
+    if anchors_of is not None:
+        row.anchors = anchors_of.anchors
+    else:
+        row.anchors = [_time_anchor(name, w, inputs, ref, repeat) for name in w.anchors]
     return row
+
+
+def variant_runs(rows: Sequence[Workload]) -> list[tuple[Workload, tuple[str, str] | None]]:
+    """(workload, variant) pairs of --sgemm-variants: each SGEMM row (A·B) once per schedule
+    of schedules.sgemm_variants at its sizes."""
+    import schedules
+    import workloads
+
+    return [
+        (w, variant)
+        for w in rows
+        if w.family == workloads.SGEMM
+        for variant in schedules.sgemm_variants(w.sizes).items()
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -360,9 +391,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="hand",
         help="hand: the pipelines of schedules.py; auto: `auto-schedule` alone (the cost model)",
     )
+    parser.add_argument(
+        "--sgemm-variants",
+        action="store_true",
+        help="the SGEMM rows once per schedule of schedules.sgemm_variants (anchors once)",
+    )
     args = parser.parse_args(argv)
     rows = workloads(quick=args.quick, only=args.only)
-    if not rows:
+    runs: list[tuple[Workload, tuple[str, str] | None]] = [(w, None) for w in rows]
+    if args.sgemm_variants:
+        runs = variant_runs(rows)
+    if not runs:
         print("no workload matches --only", " ".join(args.only), file=sys.stderr)
         return 2
     import anchors
@@ -385,11 +424,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         bandwidth,
     )
     args.out.mkdir(parents=True, exist_ok=True)
-    kind = "-auto" if args.schedule == "auto" else ""
+    kind = "-variants" if args.sgemm_variants else "-auto" if args.schedule == "auto" else ""
     stem = args.out / f"bench{kind}-{now.strftime('%Y%m%d-%H%M%S')}"
-    for w in rows:
-        print(f"{w.name} ...", end=" ", file=sys.stderr, flush=True)
-        report.rows.append(run_row(w, report, args.repeat, args.seed, args.schedule == "auto"))
+    timed: dict[str, Row] = {}  # the first row of each workload: its anchors are reused
+    for w, variant in runs:
+        label = w.name if variant is None else f"{w.name} [{variant[0]}]"
+        print(f"{label} ...", end=" ", file=sys.stderr, flush=True)
+        row = run_row(
+            w, report, args.repeat, args.seed, args.schedule == "auto", variant, timed.get(w.name)
+        )
+        if row.anchors:
+            timed.setdefault(w.name, row)
+        report.rows.append(row)
         print(progress(report.rows[-1]), file=sys.stderr, flush=True)
         # Written after every row: a run cut short keeps the rows it finished.
         stem.with_suffix(".json").write_text(json.dumps(to_json(report), indent=2) + "\n")

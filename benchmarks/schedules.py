@@ -68,6 +68,112 @@ SGEMM_1000 = sgemm(64, 64, 8, 8, 4, padded=True)
 SGEMM_3001 = SGEMM_PADDED
 
 
+SGEMM_VARIANTS: dict[str, tuple[tuple[int, int, int, int, int], dict[str, Any]]] = {
+    "64x128x32 8x4 ring (SGEMM)": ((64, 128, 32, 8, 4), {"copy_vector": 4, "stages": 3}),
+    "64x128x32 8x4 ring frag4": (
+        (64, 128, 32, 8, 4),
+        {"copy_vector": 4, "stages": 3, "fragment": 4},
+    ),
+    "64x128x16 8x8 ring frag4": (
+        (64, 128, 16, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4},
+    ),
+    "64x128x16 8x8 ring frag4 swizzle": (
+        (64, 128, 16, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
+    "128x128x8 8x8 ring": ((128, 128, 8, 8, 8), {"copy_vector": 4, "stages": 3}),
+    "128x128x8 8x8 ring frag4": (
+        (128, 128, 8, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4},
+    ),
+    "128x128x8 8x8 ring frag4 lanes8x4": (
+        (128, 128, 8, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "warp_lanes": (8, 4)},
+    ),
+    "128x128x16 8x8 ring frag4": (
+        (128, 128, 16, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4},
+    ),
+    "128x128x8 8x8 ring frag4 2/SM": (
+        (128, 128, 8, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "min_blocks": 2},
+    ),
+    "128x256x8 16x8 ring": ((128, 256, 8, 16, 8), {"copy_vector": 4, "stages": 3}),
+    "128x256x8 16x8 ring frag4": (
+        (128, 256, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4},
+    ),
+    "128x128x8 8x8 ring frag4 swizzle": (
+        (128, 128, 8, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
+    "128x256x8 16x8 ring frag4 swizzle": (
+        (128, 256, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
+    "256x128x8 16x8 ring frag4 swizzle": (
+        (256, 128, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
+    "128x256x8 16x8 ring frag4 group8": (
+        (128, 256, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "block_group": 8},
+    ),
+    "256x128x8 16x8 ring frag4": (
+        (256, 128, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4},
+    ),
+    "256x128x8 16x8 ring frag4 lanes8x4": (
+        (256, 128, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "warp_lanes": (8, 4)},
+    ),
+    "256x128x8 16x8 ring frag4 lanes4x8": (
+        (256, 128, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "warp_lanes": (4, 8)},
+    ),
+    "256x128x8 16x8 ring frag4 group8": (
+        (256, 128, 8, 16, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "block_group": 8},
+    ),
+    "64x64x32 8x4 ring (SGEMM_1088)": ((64, 64, 32, 8, 4), {"copy_vector": 4, "stages": 3}),
+    "64x64x16 8x4 (SGEMM_64)": ((64, 64, 16, 8, 4), {"copy_vector": 4}),
+    "64x64x16 8x8 ring frag4": ((64, 64, 16, 8, 8), {"copy_vector": 4, "stages": 3, "fragment": 4}),
+    "64x64x16 8x8 ring frag4 swizzle": (
+        (64, 64, 16, 8, 8),
+        {"copy_vector": 4, "stages": 3, "fragment": 4, "swizzle": True},
+    ),
+    "64x64x32 8x4 ring frag4": ((64, 64, 32, 8, 4), {"copy_vector": 4, "stages": 3, "fragment": 4}),
+    "64x64x16 8x4 padded (SGEMM_PADDED)": ((64, 64, 16, 8, 4), {"padded": True}),
+    "64x64x16 8x8 padded frag4": ((64, 64, 16, 8, 8), {"padded": True, "fragment": 4}),
+    "128x128x8 8x8 padded ring frag4": (
+        (128, 128, 8, 8, 8),
+        {"padded": True, "pipelined": False, "copy_vector": 4, "stages": 3, "fragment": 4},
+    ),
+}
+"""SGEMM schedule candidates of issue 16 (warp-level thread tiles, strided fragments, larger
+block tiles), name -> (bm, bn, bk, tm, tn), recipes.matmul options. benchmarks/run.py
+--sgemm-variants times those that apply to each SGEMM row (`sgemm_variants`) in one process,
+cuBLAS once per row."""
+
+
+def sgemm_variants(sizes: tuple[int, ...]) -> dict[str, str]:
+    """The pipelines of SGEMM_VARIANTS for C[m, n] += A[m, k] * B[k, n] at `sizes` (m, n, k):
+    the full-tile ones whose block tile divides the sizes (with 3 k steps for the ring), the
+    padded ones where some size is not divided by their tile (a padded ring only where rows
+    of 4 floats stay aligned, as schedule/space.py offers it)."""
+    m, n, k = sizes
+    chosen: dict[str, str] = {}
+    for name, ((bm, bn, bk, tm, tn), options) in SGEMM_VARIANTS.items():
+        divides = m % bm == 0 and n % bn == 0 and k % bk == 0 and k // bk >= 3
+        padded = bool(options.get("padded"))
+        if padded and options.get("stages") and any(size % 4 for size in sizes):
+            continue
+        if divides != padded:
+            chosen[name] = sgemm(bm, bn, bk, tm, tn, **options)
+    return chosen
+
+
 def conv2d(bi: int, bj: int, rows: int, constant: bool = False, cols: int = 1) -> str:
     """A bi x bj output tile per block, a rows x cols register tile per thread (threads
     bj/cols x bi/rows, j along threadIdx.x): with the filter loops and the tile unrolled, each

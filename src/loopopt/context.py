@@ -25,6 +25,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
 from loopopt.dialects.gpu_ext import GPU
+from loopopt.dialects.layout import LAYOUT
 from loopopt.dialects.llvm_ext import LLVM
 from loopopt.dialects.nvgpu import NVGPU
 from loopopt.dialects.nvvm import NVVM
@@ -48,6 +49,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
         GPU,
         NVVM,
         NVGPU,
+        LAYOUT,
         LLVM,
     ):
         ctx.load_dialect(dialect)

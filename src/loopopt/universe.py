@@ -53,6 +53,7 @@ PASSES: dict[str, tuple[str, str]] = {
 DIALECTS: dict[str, tuple[str, str]] = {
     "nvvm": ("nvvm", "NVVM"),
     "nvgpu": ("nvgpu", "NVGPU"),
+    "loopopt": ("layout", "LAYOUT"),
 }
 
 

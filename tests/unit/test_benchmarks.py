@@ -215,3 +215,23 @@ def test_repeats_keep_slow_timings_short() -> None:
     assert run.repeats(0.001, 20) == (3, 20)
     assert run.repeats(0.5, 20) == (1, 10)
     assert run.repeats(10.0, 20) == (1, 3)
+
+
+def test_sgemm_variants_apply_to_their_sizes() -> None:
+    """--sgemm-variants: full-tile candidates where their block tile divides the sizes,
+    padded ones elsewhere (padded rings only with rows of 4 floats), the old hand schedules
+    among them; only A·B rows, each once per variant."""
+    big = schedules.sgemm_variants((4096, 4096, 4096))
+    assert big["64x128x32 8x4 ring (SGEMM)"] == schedules.SGEMM
+    assert (
+        "loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=16,16 max-registers=cap "
+        in (big["256x128x8 16x8 ring frag4"])
+    )
+    assert not any("padded" in name for name in big)
+    odd = schedules.sgemm_variants((3001, 3001, 3001))
+    assert odd["64x64x16 8x4 padded (SGEMM_PADDED)"] == schedules.SGEMM_PADDED
+    assert all("padded" in name and "ring" not in name for name in odd)
+    assert "128x128x8 8x8 padded ring frag4" in schedules.sgemm_variants((1000, 1000, 1000))
+    pairs = run.variant_runs(workloads.workloads(only=["sgemm-4096", "sgemm-atb", "conv2d"]))
+    assert [w.name for w, _ in pairs] == ["sgemm-4096"] * len(big)
+    assert [variant for _, variant in pairs] == list(big.items())

@@ -48,6 +48,33 @@ def test_sgemm_cp_async_rings(
     _check_sgemm(m, n, k, pipeline, rng)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "128x128x8 8x8 ring frag4",
+        "128x128x8 8x8 ring frag4 swizzle",
+        "128x128x8 8x8 ring frag4 lanes8x4",
+        "128x256x8 16x8 ring frag4 swizzle",
+        "256x128x8 16x8 ring frag4 lanes4x8",
+        "256x128x8 16x8 ring frag4 group8",
+        "64x64x16 8x8 ring frag4 swizzle",
+    ],
+)
+def test_sgemm_issue_16_variants(name: str, rng: np.random.Generator) -> None:
+    """Strided fragments, warp tiles, swizzled cp.async rings (the swizzle of the copies'
+    destinations runs only here: the emulator turns cp.async into plain copies) and grouped
+    order, at 512 x 768 x 64 (every tile divides it)."""
+    m, n, k = 512, 768, 64
+    _check_sgemm(m, n, k, schedules.sgemm_variants((m, n, k))[name], rng)
+
+
+@pytest.mark.parametrize("name", ["64x64x16 8x8 padded frag4", "128x128x8 8x8 padded ring frag4"])
+def test_padded_sgemm_issue_16_variants(name: str, rng: np.random.Generator) -> None:
+    """Padded fragments at sizes no tile divides (rows of 4 floats for the ring)."""
+    m, n, k = (333, 250, 77) if "ring" not in name else (332, 252, 80)
+    _check_sgemm(m, n, k, schedules.sgemm_variants((m, n, k))[name], rng)
+
+
 def _check_sgemm(m: int, n: int, k: int, pipeline: str, rng: np.random.Generator) -> None:
     """C = A B through `pipeline` on the GPU, against float64, on fresh random inputs."""
     a = rng.standard_normal((m, k)).astype(np.float32)

@@ -55,6 +55,9 @@ SHARED_BYTES_ATTR = "loopopt.shared_bytes"
 """Bytes of shared memory one block of the kernel uses (lowering/gpu_shared.py)."""
 DYNAMIC_SHARED_ATTR = "loopopt.dynamic_shared_bytes"
 """Bytes of dynamic shared memory each launch of the kernel must request."""
+SWIZZLE_LAYOUT = "loopopt.swizzle"
+"""The memref layout of a swizzled shared tile, `#loopopt.swizzle<chunk, period>` (an
+attribute type, dialects/layout.py: promote{swizzle}); not a discardable attribute."""
 
 ATTRIBUTES = (
     LOOP_NAME,
@@ -71,5 +74,6 @@ ATTRIBUTES = (
     CONSTANT_ARGS_ATTR,
     SHARED_BYTES_ATTR,
     DYNAMIC_SHARED_ATTR,
+    SWIZZLE_LAYOUT,
 )
 """Every `loopopt.*` attribute name."""

@@ -21,6 +21,7 @@ and other ops writing memory there. Then barriers are placed (loops/gpu_barrier)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import affine, gpu, memref
@@ -43,11 +44,13 @@ from loopopt.loops.gpu_map import (
     KernelIds,
     MappedDim,
     affine_if,
+    arrange_warps,
     group_blocks,
     insert_ids,
     is_shared,
     map_point_loop,
     map_tile_loop,
+    warp_lanes_fit,
 )
 from loopopt.loops.gpu_plan import AXES
 from loopopt.loops.nest import describe_loop, enclosing_loops
@@ -193,11 +196,14 @@ def map_kernel(
     copy_vector: int = 1,
     requirements: list[Requirement] | None = None,
     block_group: int = 1,
+    warp_lanes: Sequence[int] = (),
 ) -> None:
     """Map the outlined nest `root` of `kernel` onto blocks and threads (see the docstring).
     `requirements`: the nest's `dependence_requirements`, taken before it was outlined, where
     the loops around it bound its parameters (default: taken here, without them).
-    `block_group`: grouped block order (gpu_map.group_blocks)."""
+    `block_group`: grouped block order (gpu_map.group_blocks). `warp_lanes`: warp tiles
+    (gpu_map.arrange_warps) for the point loops, where the kernel's block has x and y threads
+    that they fit (`warp_lanes_fit`; other kernels keep the plain order)."""
     depth = {op: len(enclosing_loops(op)) for d in dims for op in (d.tile, d.point)}
     points = [d.point for d in dims]
     thread_root = min(points, key=lambda p: depth[p])
@@ -214,8 +220,13 @@ def map_kernel(
         summary["block_group"] = StringAttr(f"{group} rows")
     for dim in sorted(dims, key=lambda d: depth[d.tile]):
         map_tile_loop(dim, ids)
+    point_ids = ids
+    block = [ids.sizes.get(axis, 1) for axis in AXES]
+    if warp_lanes and len(ids.threads) == 2 and warp_lanes_fit(warp_lanes, block) is None:
+        point_ids = arrange_warps(kernel.body.block, ids, warp_lanes)
+        summary["warp_lanes"] = StringAttr(f"{warp_lanes[0]}x{warp_lanes[1]}")
     for dim in sorted(dims, key=lambda d: depth[d.point]):
-        map_point_loop(dim, ids)
+        map_point_loop(dim, point_ids)
     lanes = [spread_copy(nest, ids, pass_name, copy_vector) for nest in level.copies]
     for store in level.stores:
         one_thread(store, ids)

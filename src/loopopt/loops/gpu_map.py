@@ -11,7 +11,10 @@ cap (one tile per block); otherwise it stays a loop over the block's tiles,
 `for t = lb + blockIdx * step to ub step cap * step` (uniform in the block, so barriers may
 sit in it). A point loop becomes `lb + threadIdx * step` under an affine.if guarding its upper
 bound when its trip count is at most the block size (no guard where the bounds prove it),
-else a loop `for p = lb + threadIdx * step to ub step block * step`. Untiled loops are first
+else a loop `for p = lb + threadIdx * step to ub step block * step` (cyclic: thread t runs
+iterations t, t + block, ...; when the block divides a constant trip count n, its upper bound
+is `lb + threadIdx * step + n * step`, so that its trip count n / block is a constant that
+loop-unroll can unroll: strided per-thread fragments of a register tile). Untiled loops are first
 tiled by the block size (loops/tile.py), so both cases are one. The host launches
 `min(trip count of the tile loop, cap)` blocks per dimension (a constant, or computed before
 the launch with affine.min/max and guarded against an empty grid).
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects import affine, arith, gpu
 from xdsl.dialects.builtin import (
@@ -42,9 +46,9 @@ from loopopt.dialects.loopopt import LOOP_NAME, MAPPING
 from loopopt.loops.affine_maps import BoundBuilder, lower_bound, upper_bound
 from loopopt.loops.bounds import replace_bounds
 from loopopt.loops.gpu_plan import AXES, KernelPlan, max_trip_count, upper_always_holds
-from loopopt.loops.nest import body_ops, iv, loop_name, perfect_band, step_of
+from loopopt.loops.nest import body_ops, iv, loop_name, perfect_band, step_of, trip_count
 from loopopt.loops.tile import tile_band
-from loopopt.target import SHARED_SPACE
+from loopopt.target import SHARED_SPACE, WARP_SIZE
 
 
 def is_shared(t: Attribute) -> bool:
@@ -259,6 +263,67 @@ def group_blocks(entry: Block, dims: Sequence[MappedDim], ids: KernelIds, group:
     return g
 
 
+def warp_lanes_fit(lanes: Sequence[int], block: Sequence[int]) -> str | None:
+    """Why `lanes` (lanes of a warp along x, y) cannot arrange a block of `block` threads
+    (x, y, z) into warp tiles, or None when they can: their product is a warp, they divide
+    the block's x and y sizes, and the block has no z threads."""
+    if len(lanes) != 2 or lanes[0] < 1 or lanes[1] < 1 or lanes[0] * lanes[1] != WARP_SIZE:
+        return f"warp-lanes={','.join(map(str, lanes))} must be two sizes whose product is 32"
+    bx, by, bz = (*block, 1, 1, 1)[:3]
+    if bz != 1 or bx % lanes[0] or by % lanes[1]:
+        return (
+            f"warp-lanes={lanes[0]},{lanes[1]} does not divide the block of "
+            f"{bx}x{by}x{bz} threads (x by {lanes[0]}, y by {lanes[1]}, no z)"
+        )
+    return None
+
+
+def warp_tile_ids(tx: Any, ty: Any, bx: int, lanes: Sequence[int]) -> tuple[Any, Any]:
+    """The (x, y) thread position that thread (tx, ty) of a block bx wide runs under warp
+    tiles of lanes[0] x lanes[1] (see `arrange_warps`): of affine expressions (the pass) or
+    of integer arrays (the cost model's lanes, schedule/warp.py)."""
+    lx, ly = lanes
+    linear = ty * bx + tx
+    warp, lane = linear // WARP_SIZE, linear % WARP_SIZE
+    columns = bx // lx
+    return (warp % columns) * lx + lane % lx, (warp // columns) * ly + lane // lx
+
+
+def cyclic_offsets(offsets: Any, piece: int, threads: int) -> Any:
+    """The iterations a thread runs, relative to its first, of a loop tiled by `piece` whose
+    chunk loop is spread cyclically over `threads` threads (`map_point_loop`): the thread's
+    offsets 0, 1, ... (integers or an integer array) are its chunks' elements in order,
+    chunk c at c * threads * piece."""
+    return offsets % piece + (offsets // piece) * (threads * piece)
+
+
+def arrange_warps(entry: Block, ids: KernelIds, lanes: Sequence[int]) -> KernelIds:
+    """Warp tiles: the ids that the point loops read, renumbered so that each warp covers a
+    lanes[0] x lanes[1] (x, y) sub-grid of the block's bx x by threads, the warps side by side
+    along x first (`warp_lanes_fit` must hold). With l = ty * bx + tx (warps are 32
+    consecutive l), w = l floordiv 32, lane = l mod 32, c = bx / lanes[0]:
+
+        tx' = (w mod c) * lanes[0] + lane mod lanes[0]
+        ty' = (w floordiv c) * lanes[1] + lane floordiv lanes[0]
+
+    a bijection of the block's threads onto itself, so every thread still runs one point of
+    each loop; a warp's register-tile fragments then come from lanes[1] row blocks of A and
+    lanes[0] column blocks of B. The returned ids share the block ids; copies keep the
+    plain ids (consecutive lanes copy consecutive elements)."""
+    x, y = warp_tile_ids(AffineExpr.dimension(0), AffineExpr.dimension(1), ids.sizes["x"], lanes)
+    exprs = {"x": x, "y": y}
+    operands = [ids.threads["x"], ids.threads["y"]]
+    ops = []
+    for axis, expr in exprs.items():
+        op = affine.ApplyOp(operands, AffineMapAttr(AffineMap(2, 0, (expr,))))
+        op.result.name_hint = f"t{axis}_warp"
+        ops.append(op)
+    anchor = next(op for op in entry.ops if not isinstance(op, gpu.BlockIdOp | gpu.ThreadIdOp))
+    entry.insert_ops_before(ops, anchor)
+    threads = {"x": ops[0].result, "y": ops[1].result}
+    return KernelIds(dict(ids.blocks), threads, dict(ids.sizes))
+
+
 def index_value(builder: BoundBuilder, exprs: Sequence[AffineExpr], name: str | None) -> Operation:
     """affine.apply of one expression, affine.max of several."""
     bound = builder.build(exprs)
@@ -349,7 +414,12 @@ def map_point_loop(dim: MappedDim, ids: KernelIds) -> None:
     lows = [e + offset for e in builder.results_of(lower_bound(point))]
     trip = max_trip_count(point)
     if trip is None or trip > dim.block:
-        new = replace_bounds(point, builder.build(lows), upper_bound(point), step * dim.block)
+        upper = upper_bound(point)
+        exact = trip_count(point)
+        if exact is not None and exact % dim.block == 0 and len(lows) == 1:
+            # every thread runs exact / block iterations: a constant trip count (unrollable)
+            upper = builder.build([lows[0] + exact * step])
+        new = replace_bounds(point, builder.build(lows), upper, step * dim.block)
         _mark(new, None, f"thread {dim.axis}")
         dim.point = new
         return

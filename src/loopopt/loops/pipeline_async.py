@@ -319,8 +319,8 @@ def _make_rings(kernel: gpu.FuncOp, buffers: Sequence[SSAValue], stages: int) ->
     for buffer in buffers:
         t = buffer.type
         assert isinstance(t, MemRefType)
-        ring_type = MemRefType(
-            t.element_type, [stages, *t.get_shape()], memory_space=t.memory_space
+        ring_type = MemRefType(  # a swizzled tile's ring keeps its rows' layout
+            t.element_type, [stages, *t.get_shape()], t.layout, t.memory_space
         )
         if isinstance(buffer.owner, memref.AllocaOp):
             ring = memref.AllocaOp.build(operands=[[], []], result_types=[ring_type])

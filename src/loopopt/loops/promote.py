@@ -20,7 +20,11 @@ A copy-out nest (`A_copy_out_<d>`) follows the body when the array is written. T
 run over buffer coordinates from max(region lowers) - origin to min(region uppers) - origin,
 so they start at 0 and stop at the extent where no guard is needed. `pad` elements are added
 to the innermost buffer dimension (against shared-memory bank conflicts); they are never
-touched. With `transpose` the buffer holds the box with its dimensions reversed (a thread's
+touched. Or the buffer is swizzled (`swizzle`, `#loopopt.swizzle`): element (r, c) stored at
+column `swizzled_column(r, c)`, 16-byte chunks of a row permuted by XOR with r mod 8, so that
+rows read at one column, and 16-byte copies of consecutive chunks, fall in different banks
+without padding; the accesses keep their logical indices (the lowering swizzles them).
+With `transpose` the buffer holds the box with its dimensions reversed (a thread's
 register tile of `A[i, k]`, rows i..i+7 at one k, becomes contiguous: vector loads).
 Dynamic array sizes used by a guard are read with memref.dim. The buffer is one per
 iteration of the loop; the MLIR text loopopt writes has it at the entry of the function instead
@@ -33,6 +37,7 @@ that no other memref aliases the array.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from xdsl.dialects import affine, arith, memref
 from xdsl.dialects.builtin import (
@@ -51,11 +56,13 @@ from xdsl.ir.affine.affine_expr import AffineSymExpr
 
 from loopopt.analysis.footprint import Footprint, array_name
 from loopopt.analysis.footprint import Region as CopyRegion
+from loopopt.dialects.layout import SwizzleLayoutAttr
 from loopopt.dialects.loopopt import COPY, LOOP_NAME
 from loopopt.loops.affine_maps import constant_difference
 from loopopt.loops.guard import Guard
 from loopopt.loops.pad import new_padded_load
 from loopopt.loops.padded_access import padded_load
+from loopopt.lowering.llvm_common import element_bytes
 
 
 def buffer_shape(extents: Sequence[int], pad: int = 0, transpose: bool = False) -> list[int]:
@@ -66,6 +73,44 @@ def buffer_shape(extents: Sequence[int], pad: int = 0, transpose: bool = False) 
     return [*ordered[:-1], ordered[-1] + pad] if ordered else []
 
 
+SWIZZLE_CHUNK_BYTES = 16
+"""The unit a swizzle moves: 16 bytes (a cp.async copy, an ld.shared.v4, a row of ldmatrix)."""
+SWIZZLE_PERIOD = 8
+"""The most chunks a row's swizzle permutes: 8 of 16 bytes span the 32 banks of 4 bytes."""
+
+
+def swizzle_params(row_elements: int, elem_bytes: int) -> tuple[int, int] | None:
+    """(chunk, period) of the XOR swizzle of rows of `row_elements` elements of `elem_bytes`:
+    chunks of 16 bytes (4 f32, 8 f16), the row index taken modulo the largest power of two up
+    to SWIZZLE_PERIOD that divides the row's chunks (rows of 64 bytes: 4, of 128 bytes and
+    more: 8), so that a permuted chunk stays in its row. None when a row is not a whole
+    number of at least two chunks."""
+    if elem_bytes > SWIZZLE_CHUNK_BYTES or SWIZZLE_CHUNK_BYTES % elem_bytes:
+        return None
+    chunk = SWIZZLE_CHUNK_BYTES // elem_bytes
+    if row_elements % chunk or row_elements < 2 * chunk:
+        return None
+    chunks = row_elements // chunk
+    period = max(p for p in (1, 2, 4, 8) if p <= SWIZZLE_PERIOD and chunks % p == 0)
+    return chunk, period
+
+
+def swizzle_mask(row: Any, chunk: int, period: int) -> Any:
+    """What a swizzled row XORs its column indices with: (row mod period) * chunk (a multiple
+    of the chunk: the offset within a chunk is kept). Of integers, integer arrays (the cost
+    model's layout, schedule/resources.py) or affine expressions (the lowering,
+    lowering/swizzle.py)."""
+    return (row % period) * chunk
+
+
+def swizzled_column(row: Any, column: Any, chunk: int, period: int) -> Any:
+    """The column where a swizzled buffer stores element (row, column) (`#loopopt.swizzle`):
+    chunk column / chunk XOR row mod period. A bijection of each row's columns; down one
+    column, `period` consecutive rows fall in `period` different chunks (16-byte pieces of
+    different banks), and along one row `period` consecutive chunks stay distinct."""
+    return column ^ swizzle_mask(row, chunk, period)
+
+
 def promote(
     loop: affine.ForOp,
     fp: Footprint,
@@ -73,20 +118,29 @@ def promote(
     pad: int = 0,
     name: str | None = None,
     transpose: bool = False,
+    swizzle: bool = False,
 ) -> SSAValue:
     """Promote `fp.memref` (its footprint under `loop`) into a buffer, returned, allocated at
     the start of the body in `memory_space` (an integer address space: 3 is GPU shared memory;
     None, no memory space). `name` prefixes the buffer (`A_local`, `A_shared`) and the copy
     loops (`A_copy_in_0` ...); default: the array's name. `transpose` stores the box with its
     dimensions reversed (`A[i, k]` at `A_shared[k, i]`; the copy loops keep the array's order,
-    so global reads stay contiguous)."""
+    so global reads stay contiguous). `swizzle` gives the buffer the XOR-swizzled layout of
+    its rows (`swizzle_params`; the caller checks that they can be)."""
     array = fp.memref
     name = name if name is not None else array_name(array)
     array_type = array.type
     assert isinstance(array_type, MemRefType)
     shape = buffer_shape(fp.extents, pad, transpose)
     space = IntegerAttr(memory_space, i64) if memory_space is not None else NoneAttr()
-    alloca = memref.AllocaOp.get(array_type.element_type, shape=shape, memory_space=space)
+    layout: SwizzleLayoutAttr | NoneAttr = NoneAttr()
+    if swizzle:
+        params = swizzle_params(shape[-1], element_bytes(array_type.element_type))
+        assert params is not None and len(shape) >= 2, "promote: rows that cannot be swizzled"
+        layout = SwizzleLayoutAttr(*params)
+    alloca = memref.AllocaOp.get(
+        array_type.element_type, shape=shape, layout=layout, memory_space=space
+    )
     buffer = alloca.memref
     buffer.name_hint = f"{name}_{'local' if memory_space is None else 'shared'}"
     block = loop.body.block

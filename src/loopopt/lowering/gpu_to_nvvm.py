@@ -53,6 +53,7 @@ from loopopt.lowering.contract import contract_fma
 from loopopt.lowering.cp_async import linearize_async_copies, lower_shared_global
 from loopopt.lowering.gpu_constant import lower_constant_globals
 from loopopt.lowering.gpu_shared import SharedLayout
+from loopopt.lowering.swizzle import unswizzle
 from loopopt.lowering.to_llvm import lower_to_llvm
 
 KERNEL_ATTR = "nvvm.kernel"
@@ -138,6 +139,7 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     for fn in funcs:
         contract_fma(fn)
         merge_repeats(fn)
+        unswizzle(fn)  # before cp.async copies and shared buffers get their addresses
     PatternRewriteWalker(
         GreedyRewritePatternApplier([IdLowering(), KernelLowering()], dce_enabled=False),
         apply_recursively=False,

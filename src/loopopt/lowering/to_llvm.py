@@ -36,6 +36,7 @@ from loopopt.lowering.func_to_llvm import CallLowering, FuncLowering, ReturnLowe
 from loopopt.lowering.llvm_common import LoweringState, WorkgroupAlloca
 from loopopt.lowering.math_to_llvm import MathLowering
 from loopopt.lowering.memref_to_llvm import producer_patterns, user_patterns
+from loopopt.lowering.swizzle import unswizzle
 
 
 class _Lowering(GreedyRewritePatternApplier):
@@ -91,6 +92,7 @@ def lower_to_llvm(
     GPU kernels keep the ops of `keep_dialects` (nvvm) and lower shared-memory allocas with
     `workgroup_alloca`."""
     _check_lowerable(module, keep_dialects)
+    unswizzle(module)  # physical indices of swizzled buffers (done already in GPU kernels)
     lower_affine(module)
     merge_repeats(module)
     lower_scf_to_cf(module)

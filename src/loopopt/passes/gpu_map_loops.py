@@ -71,7 +71,13 @@ from loopopt.loops.gpu_grid import (
 )
 from loopopt.loops.gpu_host import HostLoop, Item, Kernel, Planner, Region
 from loopopt.loops.gpu_kernel import map_kernel
-from loopopt.loops.gpu_map import MappedDim, constant_trip, launch_sizes, realize
+from loopopt.loops.gpu_map import (
+    MappedDim,
+    constant_trip,
+    launch_sizes,
+    realize,
+    warp_lanes_fit,
+)
 from loopopt.loops.gpu_plan import AXES
 from loopopt.loops.gpu_region import (
     LANE_WIDTH,
@@ -138,6 +144,13 @@ class GpuMapLoopsPass(LoopoptPass):
     rows at most this; kernels with one tile per block along x and y). 1: x fastest. On the
     H200 the SGEMM schedules gain at most 1.5% from it (benchmarks/README.md): they are bound
     by their SMs, not by L2."""
+    warp_lanes: tuple[int, ...] = ()
+    """Warp tiles (warp-level tiling): `LX,LY` lanes of a warp along x and y (LX * LY = 32,
+    dividing the block's x and y sizes), so that a warp runs an LX x LY sub-grid of the
+    block's thread grid instead of 32 consecutive threads of a row (loops/gpu_map.
+    arrange_warps): a warp's register tiles then read LY row blocks of A and LX column blocks
+    of B from shared memory. Copies keep consecutive lanes on consecutive elements. Empty:
+    plain order (x fastest)."""
     func: str | None = None
     """Only this function."""
 
@@ -152,6 +165,13 @@ class GpuMapLoopsPass(LoopoptPass):
             raise LoopoptError(
                 f"{self.name}: block-group={self.block_group} must be at least 1", op=op
             )
+        if self.warp_lanes:
+            # without block=: the lanes' own grid, so that only their product is checked
+            problem = warp_lanes_fit(self.warp_lanes, self.block or self.warp_lanes)
+            if problem is None and not self.block:
+                problem = f"warp-lanes={','.join(map(str, self.warp_lanes))} needs block="
+            if problem is not None:
+                raise LoopoptError(f"{self.name}: {problem}", op=op)
         if self.reductions not in REDUCTIONS:
             raise LoopoptError(
                 f"{self.name}: reductions must be {', '.join(REDUCTIONS)}, not '{self.reductions}'",
@@ -220,6 +240,7 @@ class _Host:
             self.options.copy_vector,
             requirements,
             self.options.block_group,
+            self.options.warp_lanes,
         )
         if self.options.copy_vector > 1:
             kernel.attributes[POINTER_ALIGN_ATTR] = IntegerAttr(VECTOR_BYTES, i32)

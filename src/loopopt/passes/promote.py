@@ -17,7 +17,10 @@ array is read and the written elements copied back after the body. `memory-space
 the buffer in address space 3 (GPU workgroup memory); `local` (default) has no memory space.
 `pad=N` adds N elements to the innermost buffer dimension; by default 1 in shared memory when
 the innermost extent is a multiple of 32 (a bank-conflict-free row stride), else 0 (pad=4
-keeps rows 16-byte aligned for vector loads). `transpose` reverses the buffer's dimensions
+keeps rows 16-byte aligned for vector loads). `swizzle` instead permutes each row's 16-byte
+chunks by XOR with the row index mod 8 (`#loopopt.swizzle`, no padding): down a column and
+along a row of chunks, 8 consecutive pieces fall in different banks. `transpose` reverses
+the buffer's dimensions
 (A[i, k] at A_shared[k - k0, i - i0]): the copy loops still read the array contiguously.
 `arrays=` names arrays by their SSA names (`%A` -> A); by default every array used under the
 loop. Promotion assumes distinct function arguments do not alias; it refuses non-affine
@@ -45,7 +48,8 @@ from loopopt.loops.nest import (
     loop_name,
     loops_in,
 )
-from loopopt.loops.promote import buffer_shape, promote
+from loopopt.loops.promote import buffer_shape, promote, swizzle_params
+from loopopt.lowering.llvm_common import element_bytes
 from loopopt.passes import LoopoptPass
 from loopopt.target import MAX_SHARED_BYTES, SHARED_BANKS, SHARED_SPACE
 
@@ -85,6 +89,10 @@ class PromotePass(LoopoptPass):
     """Elements added to the innermost buffer dimension (default: see default_pad)."""
     transpose: bool = False
     """Store the box with its dimensions reversed (A[i, k] at A_shared[k - k0, i - i0])."""
+    swizzle: bool = False
+    """XOR-swizzled rows instead of padding (`#loopopt.swizzle`, loops/promote.py's
+    `swizzled_column`): 16-byte chunks of row r permuted by XOR with r mod 8; rows must be a
+    whole number of at least two 16-byte chunks."""
     indexed_by: tuple[str, ...] = ()
     """Only the accesses whose indices use the IVs of the loops of these names (each array's
     reads on one side of a contraction: syrk's A[i, k] apart from its A[j, k])."""
@@ -100,22 +108,29 @@ class PromotePass(LoopoptPass):
             )
         if self.pad is not None and self.pad < 0:
             raise LoopoptError(f"promote: pad must be >= 0, not {self.pad}")
+        if self.swizzle and self.pad:
+            raise LoopoptError(f"promote: swizzle and pad={self.pad} exclude each other")
         fns = [fn for fn in functions(op, self.func) if find_loops(fn, self.loop)]
         if not fns:
             raise LoopoptError(f"promote: no loop named '{self.loop}'", op=op)
         plans = [(fn, *self._plan(loop)) for fn in fns for loop in find_loops(fn, self.loop)]
         for fn, loop, footprints in plans:
             if self.memory_space == "shared":
-                _require_shared_fits(fn, loop, footprints, self.pad, self.transpose)
+                pads = 0 if self.swizzle else self.pad
+                _require_shared_fits(fn, loop, footprints, pads, self.transpose)
             taken = {name for name in map(loop_name, loops_in(fn)) if name is not None}
             for fp in footprints:
                 extents = fp.extents[::-1] if self.transpose else fp.extents
                 pad = self.pad if self.pad is not None else default_pad(extents, self.memory_space)
+                if self.swizzle:
+                    pad = 0
+                    _require_swizzle(fp, extents, loop)
                 prefix = copy_loop_prefix(
                     buffer_prefix(array_name(fp.memref), self.indexed_by), taken
                 )
                 taken |= {f"{prefix}_copy_in_0", f"{prefix}_copy_out_0"}
-                promote(loop, fp, MEMORY_SPACES[self.memory_space], pad, prefix, self.transpose)
+                space = MEMORY_SPACES[self.memory_space]
+                promote(loop, fp, space, pad, prefix, self.transpose, self.swizzle)
 
     def _plan(self, loop: affine.ForOp) -> tuple[affine.ForOp, list[Footprint]]:
         """The loop and the footprints to promote, all checked before anything changes."""
@@ -185,6 +200,20 @@ def _index_loops(access: affine.LoadOp | affine.StoreOp) -> list[affine.ForOp]:
         elif not value.owner.regions:
             pending.extend(value.owner.operands)
     return found
+
+
+def _require_swizzle(fp: Footprint, extents: tuple[int, ...], loop: affine.ForOp) -> None:
+    """A diagnostic when the buffer's rows cannot be swizzled (loops/promote.swizzle_params)."""
+    t = fp.memref.type
+    assert isinstance(t, MemRefType)
+    row = extents[-1] if len(extents) >= 2 else 0
+    if len(extents) < 2 or swizzle_params(row, element_bytes(t.element_type)) is None:
+        raise LoopoptError(
+            f"promote: cannot swizzle the buffer of {array_name(fp.memref)} under "
+            f"'{describe_loop(loop)}': its rows of {row} elements are not a whole number of "
+            "at least two 16-byte chunks",
+            op=loop,
+        )
 
 
 def buffer_bytes(extents: tuple[int, ...], pad: int, element: Attribute) -> int:

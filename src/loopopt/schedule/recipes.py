@@ -99,6 +99,10 @@ def matmul(
     padded: bool = False,
     copy_vector: int = 1,
     stages: int = 0,
+    fragment: int = 0,
+    warp_lanes: tuple[int, int] | tuple[()] = (),
+    block_group: int = 1,
+    swizzle: bool = False,
 ) -> Schedule:
     """C[i, j] += A[i, k] * B[k, j] (any order of A's and B's dimensions): a bm x bn block
     tile (threads bn/tn x bm/tm, j on x), bk-deep slices of A and B in shared memory (stored
@@ -114,7 +118,16 @@ def matmul(
     `stages` >= 2 (sm_80+): the copies are cp.async into rings of that many shared slices,
     issued stages - 1 slices ahead, without registers; the slices keep the arrays' layout (a
     16-byte cp.async moves a piece of a row as it is: A is not transposed) and `pipelined`
-    (register double buffering) does not apply."""
+    (register double buffering) does not apply.
+    `fragment` f > 0 (dividing tm and tn): each thread's tm x tn tile is made of f x f
+    fragments strided by the block's threads times f (CUTLASS's SIMT interleave): rows
+    ty*f + {0..f-1} + s*f*(bm/tm), columns likewise, so that a warp's 128-bit loads of B
+    (and of transposed A) cover consecutive 16-byte pieces, free of bank conflicts. The
+    thread tile is `loop-tile` by f x f, whose f-chunk loops gpu-map-loops spreads
+    cyclically over the threads and loop-unroll unrolls. 0: contiguous tm x tn tiles.
+    `warp_lanes` (LX, LY): warp tiles (gpu-map-loops{warp-lanes}): a warp runs an LX x LY
+    sub-grid of the threads. `block_group`: grouped block order (gpu-map-loops{block-group}).
+    `swizzle`: XOR-swizzled shared tiles (promote{swizzle}) instead of padded rows."""
     r = matmul_roles(summary)
     if r is None:
         raise LoopoptError(f"matmul recipe: @{summary.func} is not C[i, j] += A[i, k] * B[k, j]")
@@ -130,11 +143,15 @@ def matmul(
     p0, p1 = band[0], band[1]
     kt = fresh(summary, f"{r.k}_t")
     threads = (bn // tn, bm // tm, 1)
+    if fragment and (fragment < 0 or tm % fragment or tn % fragment):
+        raise LoopoptError(f"matmul recipe: fragment={fragment} must divide tm={tm} and tn={tn}")
     mapping = GpuMapLoopsPass(
         block=threads[:2],
         min_blocks_per_sm=min_blocks,
         max_registers="cap",  # the register tile, not ptxas's occupancy target
         copy_vector=max(1, copy_vector),
+        block_group=block_group,
+        warp_lanes=tuple(warp_lanes),
     )
     # A tile's copy (clipped to its loops' trip counts) is spread over the block's threads,
     # `copy_vector` elements at a time where they divide its rows, in a round loop named
@@ -148,9 +165,15 @@ def matmul(
         vector = copy_vector if row % copy_vector == 0 else 1
         if box[operand.loop] * box[r.k] // vector > threads[0] * threads[1]:
             copies.append(_unroll_full(f"{copy_prefix(operand.key)}_copy_in"))
-    k_outside = outer_product or LLVM_UNROLLS_K
-    compute: list[ModulePass] = [_unroll_full(name) for name in (r.k, p1, p0)]
-    if LLVM_UNROLLS_K:  # the register tile unrolled inside k, k left to LLVM
+    taken = [*(loop.name for loop in summary.loops), *(fresh(summary, f"{n}_t") for n in band)]
+    tiles = [fresh_name(set(taken), f"{p}_t") for p in (p0, p1)]  # the thread tile's loops
+    # a thread's fragments along p1 and p0, loops where it has more than one (unrolled too)
+    split = [t for t, p in zip(tiles[::-1], (p1, p0), strict=True) if thread[p] > fragment]
+    pieces = tuple(split) if fragment else ()
+    llvm_k = LLVM_UNROLLS_K and not fragment  # fragments: their loops sit outside k
+    k_outside = outer_product or llvm_k
+    compute: list[ModulePass] = [_unroll_full(name) for name in (r.k, p1, p0, *pieces)]
+    if llvm_k:  # the register tile unrolled inside k, k left to LLVM
         compute = [
             _unroll_full(p1),
             _unroll_full(p0),
@@ -170,17 +193,17 @@ def matmul(
             arrays=(o.array,),
             loop=kt,
             memory_space="shared",
-            pad=PAD,
+            pad=0 if swizzle else PAD,
+            swizzle=swizzle,
             transpose=o.key in transposed,
             indexed_by=() if o.key == o.array else (o.loop,),
         )
         for o in r.operands
     ]
-    thread_tile = LoopTilePass(loops=(p0, p1), tile_sizes=(thread[p0], thread[p1]))
+    thread_sizes = (fragment, fragment) if fragment else (thread[p0], thread[p1])
+    thread_tile = LoopTilePass(loops=(p0, p1), tile_sizes=thread_sizes)
     tiling: list[ModulePass]
     if padded:  # the thread tile first: pad-tiles pads its loops too, promote sees the pads
-        taken = [*(loop.name for loop in summary.loops), *(fresh(summary, f"{n}_t") for n in band)]
-        tiles = [fresh_name(set(taken), f"{p}_t") for p in (p0, p1)]
         boxed = [fresh(summary, f"{n}_t") for n in band if n in varying]  # run their box
         tiling = [thread_tile, PadTilesPass(loops=(*boxed, *tiles, p0, p1, r.k)), *promotes]
     else:
@@ -206,10 +229,20 @@ def matmul(
             ("padded", padded),
             ("copy_vector", copy_vector if copy_vector > 1 else 0),
             ("stages", ring),
+            ("fragment", fragment),
+            ("lanes_x", warp_lanes[0] if warp_lanes else 0),
+            ("lanes_y", warp_lanes[1] if warp_lanes else 0),
+            ("block_group", block_group if block_group > 1 else 0),
+            ("swizzle", swizzle),
         )
         if v
     ]
     extra = [("copy_vector", copy_vector)] * (copy_vector > 1) + [("stages", ring)] * (ring > 0)
+    extra += [("fragment", fragment)] * (fragment > 0) + [("block_group", block_group)] * (
+        block_group > 1
+    )
+    extra += [("lanes_x", warp_lanes[0]), ("lanes_y", warp_lanes[1])] if warp_lanes else []
+    extra += [("swizzle", 1)] * swizzle
     return Schedule(
         recipe="matmul",
         params=tuple(params),
@@ -219,9 +252,9 @@ def matmul(
         threads=threads,
         x_loop=r.j,
         shared=tuple(o.key for o in r.operands),
-        pad=PAD,
+        pad=0 if swizzle else PAD,
         transposed=transposed,
-        unrolled=(r.k, p1, p0),
+        unrolled=(r.k, p1, p0, *pieces),
         registers=(r.c,),
         pipelined=pipelined,
         min_blocks=min_blocks,

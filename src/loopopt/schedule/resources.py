@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from loopopt.loops.promote import buffer_shape
+from loopopt.loops.gpu_map import cyclic_offsets
+from loopopt.loops.promote import buffer_shape, swizzle_params, swizzled_column
 from loopopt.lowering.gpu_shared import slot_bytes
 from loopopt.schedule.types import Access, NestSummary, Schedule, operand_key, split_key
 
@@ -157,11 +158,14 @@ def _used(accesses: Sequence[Access], summary: NestSummary, ranges: dict[str, in
 @dataclass(frozen=True)
 class Layout:
     """Where element `index` of an array lives: sum((index - origin)[dims] * pitch), `dims`
-    reversed for a transposed buffer."""
+    reversed for a transposed buffer, the last index first swizzled by the one before it
+    (loops/promote.swizzled_column) for a swizzled buffer."""
 
     pitch: tuple[int, ...]
     origin: tuple[int, ...]
     transposed: bool = False
+    swizzle: tuple[int, int] | None = None
+    """(chunk, period) of promote{swizzle}'s layout."""
 
 
 def array_layout(access: Access, summary: NestSummary) -> Layout:
@@ -175,12 +179,14 @@ def addresses(
     ranges: dict[str, int],
     lanes: dict[str, np.ndarray] | None = None,
     layout: Layout | None = None,
+    pieces: dict[str, tuple[int, int]] | None = None,
 ) -> np.ndarray:
     """Linear element positions (in `layout`, default the array's) that `accesses` (of one
     array) touch while each loop named in `ranges` runs over that many iterations from 0, the
     other loops at 0: one column per (access, point); with `lanes`, one row per lane, whose
     loop values are added (a warp's threads). Beyond MAX_POINTS points, the longest ranges
-    are cut (see `distinct`)."""
+    are cut (see `distinct`). `pieces`: loops whose thread runs strided fragments (loop ->
+    (fragment, threads): gpu_map.cyclic_offsets) instead of consecutive iterations."""
     names = [loop.name for loop in summary.loops]
     layout = layout if layout is not None else array_layout(accesses[0], summary)
     used = _used(accesses, summary, ranges)
@@ -188,6 +194,9 @@ def addresses(
     while math.prod(len(a) for a in axes) > MAX_POINTS:
         longest = max(range(len(axes)), key=lambda i: len(axes[i]))
         axes[longest] = axes[longest][: len(axes[longest]) // 2]
+    for i, n in enumerate(used):
+        if pieces and n in pieces:
+            axes[i] = cyclic_offsets(axes[i], *pieces[n])
     points = [g.ravel() for g in np.meshgrid(*axes, indexing="ij")] if axes else []
     count = len(points[0]) if points else 1
     lane_count = len(next(iter(lanes.values()))) if lanes else 1
@@ -203,6 +212,8 @@ def addresses(
             indices.append(index)
         if layout.transposed:
             indices = indices[::-1]
+        if layout.swizzle is not None and len(indices) >= 2:
+            indices[-1] = swizzled_column(indices[-2], indices[-1], *layout.swizzle)
         linear = np.zeros((lane_count, count), dtype=np.int64)
         for index, pitch in zip(indices, layout.pitch, strict=True):
             linear += index * pitch
@@ -298,7 +309,10 @@ def shared_layout(summary: NestSummary, schedule: Schedule, key: str) -> Layout:
     pitch = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):
         pitch[d] = pitch[d + 1] * shape[d + 1]
-    return Layout(tuple(pitch), tuple(origin), key in schedule.transposed)
+    swizzle = None
+    if dict(schedule.extra).get("swizzle") and len(shape) >= 2:
+        swizzle = swizzle_params(shape[-1], accesses[0].elem_bytes)
+    return Layout(tuple(pitch), tuple(origin), key in schedule.transposed, swizzle)
 
 
 @functools.lru_cache(maxsize=1 << 13)

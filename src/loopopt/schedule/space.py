@@ -13,7 +13,11 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
     matmul   bm, bn ∈ {32..256}, bk ∈ {8, 16, 32}, tm, tn ∈ {1, 2, 4, 8}, pipelined on/off,
              copies 1 or 4 elements at a time (gpu-map-loops{copy-vector}), and with 4: a
              3-stage cp.async ring instead (pipeline-copies{stages=3 async}) where k has
-             at least 3 steps
+             at least 3 steps, the ring's register tiles also as strided 4 x 4 fragments
+             (`fragment=4`; from 8 x 8 also with swizzled tiles, promote{swizzle}), and
+             16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256 block tiles (bk = 8,
+             fragments, a ring, padded or swizzled tiles); fragments only where a thread's
+             k step holds at most STEP_FMAS FMAs
     conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread); 2-D: the
              weights in global or in constant memory (gpu-constant-memory), and cols ∈
              {1, 2, 4} adjacent outputs of a row per thread where bx divides the row and
@@ -131,7 +135,45 @@ def _matmul(summary: NestSummary) -> Iterable[Schedule]:
         yield recipes.matmul(
             summary, bm, bn, bk, tm, tn, pipelined, copy_vector=vector, stages=stages
         )
+        fragments = tm % FRAGMENT == 0 and tn % FRAGMENT == 0 and max(tm, tn) > FRAGMENT
+        if WARP_TILE_CANDIDATES and stages and fragments and tm * tn * bk <= STEP_FMAS:
+            for swizzle in (False, True) if tm * tn >= 64 else (False,):
+                yield recipes.matmul(
+                    summary, bm, bn, bk, tm, tn, False, copy_vector=4, stages=stages,
+                    fragment=FRAGMENT, swizzle=swizzle,
+                )  # fmt: skip
+    for bm, bn, bk in itertools.product(
+        _divisors((128, 256), m), _divisors((128, 256), n), _divisors((8,), k)
+    ):
+        if WARP_TILE_CANDIDATES and bm * bn == 256 * 128 and k // bk >= ASYNC_STAGES:
+            for swizzle in (False, True):
+                yield recipes.matmul(
+                    summary, bm, bn, bk, 16, 8, False, copy_vector=4, stages=ASYNC_STAGES,
+                    fragment=FRAGMENT, swizzle=swizzle,
+                )  # fmt: skip
 
+
+WARP_TILE_CANDIDATES = False
+"""Whether the space offers the fragment, swizzle and 16 x 8 candidates below. Off: on the
+H200 (2026-11-25, `benchmarks/run.py --sgemm-variants --only sgemm-4096`, one process with
+cuBLAS at 2.685 ms) none of the 23 variants beat the 64 x 128 x 32 8 x 4 ring (3.152 ms,
+0.85x): 128 x 128 x 8 8 x 8 fragments swizzled 3.689 ms, 128 x 256 x 8 16 x 8 fragments
+3.348 ms, 64 x 128 x 16 8 x 8 fragments 3.140 ms; the model, not calibrated for them, ranked
+the swizzled 128 x 128 tile first. The options stay for hand schedules and `loopopt tune`."""
+
+FRAGMENT = 4
+"""Strided per-thread fragments of the cp.async candidates whose register tile holds more
+than one (recipes.matmul `fragment`): a warp's 128-bit loads of B cover consecutive 16-byte
+pieces (no bank conflicts), where contiguous 8-wide tiles put lanes 32 bytes apart. With
+them come 16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256 block tiles (cuBLAS's
+SGEMM shape on the H200: 128 accumulators, 1 block per SM)."""
+
+STEP_FMAS = 1024
+"""The most FMAs of a thread's unrolled k step for the fragment candidates: in a cp.async
+ring (no barrier inside a step) ptxas hoists a step's shared loads, and beyond this it spills
+where the register estimate does not foresee it (ptxas -v, sm_90: 8 x 8 tiles 32 deep 255
+registers and 304-368 bytes of spills, estimated 221-224; 16 deep 167; 16 x 8 tiles 8 deep
+255 without spills, 16 deep 48 bytes)."""
 
 ASYNC_STAGES = 3
 """Slices in flight of the cp.async candidates (SGEMM 4096³ on the H200, 64 x 128 x 32 tiles:

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loopopt.loops.gpu_map import warp_tile_ids
+from loopopt.loops.promote import swizzled_column
 from loopopt.schedule import registers, resources
 from loopopt.schedule.resources import Mapping, addresses, operands
 from loopopt.schedule.types import Access, Device, NestSummary, Schedule
@@ -169,15 +171,40 @@ def _pairs_share(lane_words: np.ndarray) -> bool:
 
 def lanes(schedule: Schedule, m: Mapping, device: Device) -> dict[str, np.ndarray]:
     """Warp 0's threads as loop offsets: lane l is thread (x, y, z) of the block's linear id
-    l, and its loop on each axis starts at that index × the loop's thread tile."""
+    l (with warp tiles, `lanes_x` x `lanes_y`: the position gpu_map.warp_tile_ids gives it),
+    and its loop on each axis starts at that index × the loop's thread tile (× the fragment,
+    with strided fragments: `pieces`)."""
     count = min(device.warp_size, schedule.threads_per_block)
     tid = np.arange(count, dtype=np.int64)
     x, y, _ = schedule.threads
     index = [tid % x, (tid // x) % y, tid // (x * y)]
+    extra = dict(schedule.extra)
+    if "lanes_x" in extra and count == device.warp_size:
+        index[0], index[1] = warp_tile_ids(
+            index[0], index[1], x, (extra["lanes_x"], extra["lanes_y"])
+        )
+    strided = dict((n, f) for n, f, _ in pieces(schedule, m))
     result: dict[str, np.ndarray] = {}
     for axis, name in enumerate(m.axes):
-        result[name] = index[axis] * m.thread[name]
+        result[name] = index[axis] * strided.get(name, m.thread[name])
     return result
+
+
+Pieces = tuple[tuple[str, int, int], ...]
+"""Loops whose thread runs strided fragments: (loop, fragment, threads along its axis)."""
+
+
+def pieces(schedule: Schedule, m: Mapping) -> Pieces:
+    """The matmul recipe's strided fragments (`fragment`): on the thread axes whose thread
+    tile holds more than one fragment."""
+    fragment = dict(schedule.extra).get("fragment", 0)
+    if not fragment:
+        return ()
+    return tuple(
+        (name, fragment, schedule.threads[axis])
+        for axis, name in enumerate(m.axes[:2])
+        if m.thread[name] > fragment
+    )
 
 
 def sequential(summary: NestSummary, schedule: Schedule, m: Mapping) -> list[str]:
@@ -195,6 +222,7 @@ def warp_work(
     loops = sequential(summary, schedule, m)
     runs = m.steps * math.prod(m.thread[n] for n in loops)
     lane_key = _lane_key(lanes(schedule, m, device))
+    strided = pieces(schedule, m)
     warp = WarpWork(runs=runs)
     warp.fma = m.steps * math.prod(m.thread.values()) * summary.flops / 2
     arrays = operands(summary, schedule)
@@ -211,7 +239,9 @@ def warp_work(
         if array in schedule.constant:
             continue  # ld.const at offsets fixed by the unrolling: uniform, folded by ptxas
         if array in schedule.shared:
-            _staged(summary, schedule, device, m, array, accesses, body, runs, lane_key, warp)
+            _staged(
+                summary, schedule, device, m, array, accesses, body, runs, lane_key, warp, strided
+            )
             continue
         held = array in schedule.registers
         if array in summary.initialized and (held or reductions_unrolled):
@@ -225,6 +255,7 @@ def warp_work(
             warps,
             device.shared_banks,
             warp,
+            strided,
         )
     warp.instructions += (
         warp.global_loads + warp.global_stores + warp.shared_loads + warp.shared_stores
@@ -291,6 +322,7 @@ def _direct(
     warps: int,
     banks: int,
     warp: WarpWork,
+    strided: Pieces = (),
 ) -> None:
     """Global loads and stores of `accesses` (per warp). Loads come from L2 once per run
     for the sectors distinct among the run's instructions and, when the warps' lines fit in
@@ -300,7 +332,7 @@ def _direct(
         chosen = tuple(a for a in accesses if a.write == write)
         if not chosen:
             continue
-        run = _direct_run(chosen, summary, ranges, lane_key, banks)
+        run = _direct_run(chosen, summary, ranges, lane_key, banks, strided)
         warp.sectors += runs.count * run.sectors
         warp.wavefronts += runs.count * run.l1_cycles
         if write:
@@ -314,7 +346,7 @@ def _direct(
         if inner is not None and runs.count > 1 and run.lines <= l1_lines:
             again = min(REUSE_RUNS, summary.loop(inner).trip)
             extended = tuple(sorted({**runs.ranges, inner: again}.items()))
-            fetched = min(fetched, _fetched(chosen, summary, extended, lane_key) / again)
+            fetched = min(fetched, _fetched(chosen, summary, extended, lane_key, strided) / again)
             wider = {**runs.block, inner: runs.block[inner] * again}
             block = resources.distinct(chosen, summary, wider, L2_GRANULE) / warps / again
         fetched = min(fetched, block) * (L2_GRANULE // SECTOR)
@@ -334,6 +366,10 @@ def _lane_key(warp_lanes: dict[str, np.ndarray]) -> LaneKey:
 
 def _lane_arrays(key: LaneKey) -> dict[str, np.ndarray]:
     return {name: np.array(values, dtype=np.int64) for name, values in key}
+
+
+def _spread(strided: Pieces) -> dict[str, tuple[int, int]]:
+    return {name: (fragment, threads) for name, fragment, threads in strided}
 
 
 @dataclass(frozen=True)
@@ -357,10 +393,11 @@ def _direct_run(
     ranges: tuple[tuple[str, int], ...],
     lane_key: LaneKey,
     banks: int,
+    strided: Pieces = (),
 ) -> _Run:
     """The candidates of a nest share few access patterns: memoized on the pattern."""
     elem = chosen[0].elem_bytes
-    found = addresses(chosen, summary, dict(ranges), _lane_arrays(lane_key))
+    found = addresses(chosen, summary, dict(ranges), _lane_arrays(lane_key), None, _spread(strided))
     columns = np.unique(found, axis=1)
     sectors, lines = sectors_and_lines(columns, elem)
     fetched = float(len(np.unique(columns * elem // L2_GRANULE)))
@@ -375,10 +412,13 @@ def _fetched(
     summary: NestSummary,
     ranges: tuple[tuple[str, int], ...],
     lane_key: LaneKey,
+    strided: Pieces = (),
 ) -> int:
     """Distinct L2_GRANULE chunks that `chosen` touch over `ranges` (memoized)."""
     elem = chosen[0].elem_bytes
-    columns = addresses(chosen, summary, dict(ranges), _lane_arrays(lane_key))
+    columns = addresses(
+        chosen, summary, dict(ranges), _lane_arrays(lane_key), None, _spread(strided)
+    )
     return len(np.unique(columns * elem // L2_GRANULE))
 
 
@@ -393,6 +433,7 @@ def _staged(
     runs: int,
     lane_key: LaneKey,
     warp: WarpWork,
+    strided: Pieces = (),
 ) -> None:
     """A shared-memory array: copied in (and out, if written) once per step, element l of
     the box (array order) by thread l mod T, or with a copy width V (gpu-map-loops{copy-vector},
@@ -428,7 +469,9 @@ def _staged(
         chosen = tuple(a for a in accesses if a.write == write)
         if not chosen:
             continue
-        count, waves, ideal = _buffer_run(chosen, summary, ranges, lane_key, layout, device)
+        count, waves, ideal = _buffer_run(
+            chosen, summary, ranges, lane_key, layout, device, strided
+        )
         if write:
             warp.shared_stores += runs * count
         else:
@@ -481,7 +524,9 @@ def _copy_round(
     else:
         sectors, _ = sectors_and_lines(at_array, elem)
         loads_cycles = l1_cycles(at_array, elem, device.shared_banks)
-    ordered = coords[::-1] if layout.transposed else coords
+    ordered = list(coords[::-1] if layout.transposed else coords)
+    if layout.swizzle is not None and len(ordered) >= 2:
+        ordered[-1] = swizzled_column(ordered[-2], ordered[-1], *layout.swizzle)
     at_buffer = np.asarray(sum(c * p for c, p in zip(ordered, layout.pitch, strict=True)))
     stores, waves, ideal = _shared_access(at_buffer, elem, device)
     return _CopyRound(sectors.sum(), len(sectors), loads_cycles, stores, waves, ideal)
@@ -495,10 +540,13 @@ def _buffer_run(
     lane_key: LaneKey,
     layout: resources.Layout,
     device: Device,
+    strided: Pieces = (),
 ) -> tuple[int, int, int]:
     """(warp instructions, wavefronts, conflict-free wavefronts) of one run's buffer
     accesses of one kind (memoized)."""
-    found = addresses(chosen, summary, dict(ranges), _lane_arrays(lane_key), layout)
+    found = addresses(
+        chosen, summary, dict(ranges), _lane_arrays(lane_key), layout, _spread(strided)
+    )
     columns = np.unique(found, axis=1)
     return _shared_access(columns, chosen[0].elem_bytes, device)
 

@@ -5,6 +5,14 @@
 // RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},gpu-map-loops{block=16,8 copy-vector=4}' | filecheck %s --check-prefix=VECTOR
 // RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p gpu-map-loops
 // RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},gpu-map-loops{block-group=8}' | filecheck %s --check-prefix=GROUP
+// RUN: sed -n '/^\/\/ TILED CASE/,/^\/\/ END OF TILED CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,32,8},promote{loop=k_t arrays=A,B memory-space=shared},loop-tile{loops=i,j tile-sizes=2,2},gpu-map-loops{block=8,8 warp-lanes=4,8}' | filecheck %s --check-prefix=LANETILE
+// RUN: sed -n '/^\/\/ CYCLIC CASE/,/^\/\/ END OF CYCLIC CASE/p' %s | loopopt-opt - -p 'loop-tile{tile-sizes=32,64},loop-tile{loops=i,j tile-sizes=4,4},gpu-map-loops{block=8,4}' | filecheck %s --check-prefix=CYCLIC
+// RUN: not loopopt-opt %s -p 'gpu-map-loops{block=16,16 warp-lanes=8,8}' 2>&1 | filecheck %s --check-prefix=LANES
+// LANES: error: gpu-map-loops: warp-lanes=8,8 must be two sizes whose product is 32
+// RUN: not loopopt-opt %s -p 'gpu-map-loops{block=4,64 warp-lanes=8,4}' 2>&1 | filecheck %s --check-prefix=LANEFIT
+// LANEFIT: error: gpu-map-loops: warp-lanes=8,4 does not divide the block of 4x64x1 threads (x by 8, y by 4, no z)
+// RUN: not loopopt-opt %s -p 'gpu-map-loops{warp-lanes=8,4}' 2>&1 | filecheck %s --check-prefix=LANEBLOCK
+// LANEBLOCK: error: gpu-map-loops: warp-lanes=8,4 needs block=
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{block-group=0}' 2>&1 | filecheck %s --check-prefix=GROUP0
 // GROUP0: error: gpu-map-loops: block-group=0 must be at least 1
 // RUN: not loopopt-opt %s -p 'gpu-map-loops{block=16,16,16}' 2>&1 | filecheck %s --check-prefix=SIZES
@@ -607,6 +615,18 @@ func.func @tiled(%A: memref<100x70xf32>, %B: memref<70x90xf32>, %C: memref<100x9
   return
 }
 // END OF TILED CASE
+// warp-lanes=4,8 on 8 x 8 threads: each warp runs a 4 x 8 (x, y) sub-grid of the threads (two
+// warps side by side along x); the point loops read the renumbered ids, the copies the plain
+// ones (consecutive lanes on consecutive elements). The 2 x 2 fragments of a 32 x 32 tile are
+// spread cyclically: thread (tx', ty') runs rows 2 ty' + 16 s, columns 2 tx' + 16 s.
+// LANETILE:         gpu.func @tiled_k0({{.*}}) kernel attributes {{{.*}}warp_lanes = "4x8"
+// LANETILE:         %tx = gpu.thread_id x
+// LANETILE-NEXT:    %ty = gpu.thread_id y
+// LANETILE-NEXT:    %tx_warp = affine.apply affine_map<(d0, d1) -> (((((((d1 * 8) + d0) floordiv 32) mod 2) * 4) + ((((d1 * 8) + d0) mod 32) mod 4)))> (%tx, %ty)
+// LANETILE-NEXT:    %ty_warp = affine.apply affine_map<(d0, d1) -> (((((((d1 * 8) + d0) floordiv 32) floordiv 2) * 8) + ((((d1 * 8) + d0) mod 32) floordiv 4)))> (%tx, %ty)
+// LANETILE:         %A_copy_in_l = affine.apply affine_map<(d0, d1, d2) -> (((d0 + (d1 * 8)) + (d2 * 64)))> (%tx, %ty, %A_copy_in_r)
+// LANETILE:         affine.for %i_t2 = affine_map<(d0, d1) -> (((d0 * 2) + d1))>(%ty_warp, %i_t) to min affine_map<(d0) -> ((d0 + 32), 100)>(%i_t) step 16 {
+// LANETILE-NEXT:      affine.for %j_t2 = affine_map<(d0, d1) -> (((d0 * 2) + d1))>(%tx_warp, %j_t) to min affine_map<(d0) -> ((d0 + 32), 90)>(%j_t) step 16 {
 // block-group=8 on the 3 x 4 grid of 32 x 32 tiles: groups of 4 block rows (the largest divisor
 // of 4 within 8); consecutive blocks walk down the 4 rows of a column, then the next column.
 // GROUP:         gpu.launch_func @kernels::@tiled_k0 blocks in (%c3, %c4, %c1)
@@ -661,6 +681,25 @@ func.func @atomic_sum(%X: memref<1048576xf32>, %out: memref<1xf32>, %init: f32) 
   return
 }
 // END OF GRID SUM
+
+// CYCLIC CASE: 4 x 4 fragments of full 32 x 64 tiles on 8 x 4 threads: 16 column chunks on 8
+// threads and 8 row chunks on 4, each thread runs 2 of each, a constant trip count (the upper
+// bound counts from the thread's first chunk), so that loop-unroll can unroll them.
+func.func @cyclic(%A: memref<64x128xf32>, %B: memref<64x128xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 128 {
+      %v = affine.load %A[%i, %j] : memref<64x128xf32>
+      %w = arith.addf %v, %v : f32
+      affine.store %w, %B[%i, %j] : memref<64x128xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+// END OF CYCLIC CASE
+// CYCLIC:       affine.for %i_t2 = affine_map<(d0, d1) -> (((d0 * 4) + d1))>(%ty, %i_t) to affine_map<(d0, d1) -> ((((d0 * 4) + d1) + 32))>(%ty, %i_t) step 16 {
+// CYCLIC-NEXT:    affine.for %j_t2 = affine_map<(d0, d1) -> (((d0 * 4) + d1))>(%tx, %j_t) to affine_map<(d0, d1) -> ((((d0 * 4) + d1) + 64))>(%tx, %j_t) step 32 {
+
+// -----
 
 // NEGATIVE CASES, from here on: each chunk is refused by gpu-map-loops (RUN line 5).
 // A 64x32 tile would need 2048 threads per block.

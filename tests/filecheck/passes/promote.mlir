@@ -5,6 +5,11 @@
 // RUN: loopopt-opt %s -p 'promote{func=matmul loop=k_t arrays=B memory-space=shared},promote{func=transpose loop=j_t arrays=A pad=3}' | filecheck %s --check-prefix=PAD
 // RUN: loopopt-opt %s -p 'promote{func=matmul loop=k_t arrays=A memory-space=shared transpose pad=4}' | filecheck %s --check-prefix=TRANSPOSE
 // RUN: sed -n '/^\/\/ NEGATIVE CASES/,$p' %s | loopopt-opt - --split-input-file --verify-diagnostics -p 'promote{loop=L arrays=X}'
+// RUN: loopopt-opt %s -p 'promote{func=matmul loop=k_t arrays=A,B memory-space=shared swizzle}' | filecheck %s --check-prefix=SWIZZLE
+// RUN: not loopopt-opt %s -p 'promote{func=matmul loop=k_t arrays=B swizzle pad=4}' 2>&1 | filecheck %s --check-prefix=SWIZZLEPAD
+// SWIZZLEPAD: error: promote: swizzle and pad=4 exclude each other
+// RUN: not loopopt-opt %s -p 'promote{func=conv2d loop=j_t arrays=I swizzle}' 2>&1 | filecheck %s --check-prefix=SWIZZLEROWS
+// SWIZZLEROWS: error: promote: cannot swizzle the buffer of I under 'j_t': its rows of 6 elements are not a whole number of at least two 16-byte chunks
 // RUN: not loopopt-opt %s -p promote 2>&1 | filecheck %s --check-prefix=NOLOOP
 // RUN: not loopopt-opt %s -p 'promote{loop=i_t memory-space=global}' 2>&1 | filecheck %s --check-prefix=SPACE
 // NOLOOP: error: promote: missing option loop=NAME
@@ -61,6 +66,15 @@
 // A (32x8 box of A[i, k]) stored k-major: A_shared[k - kt, i - it], rows padded to 36 floats
 // (16-byte aligned); the copy loops keep A's order (contiguous global reads).
 // TRANSPOSE-LABEL: func.func @matmul
+// swizzle: no padding; rows of 8 floats (two 16-byte chunks) permute their chunks by row mod 2,
+// rows of 32 (eight chunks) by row mod 8; the accesses keep their logical indices (the
+// lowering swizzles them: lowering/swizzle.py).
+// SWIZZLE-LABEL: func.func @matmul
+// SWIZZLE:         %[[A:.*]] = memref.alloca() {{.*}} : memref<32x8xf32, #loopopt.swizzle<4, 2>, 3 : i64>
+// SWIZZLE-NEXT:    %[[B:.*]] = memref.alloca() {{.*}} : memref<8x32xf32, #loopopt.swizzle<4, 8>, 3 : i64>
+// SWIZZLE:         affine.load %[[A]][%{{.*}} + %{{.*}} * -1, %{{.*}} + %{{.*}} * -1] : memref<32x8xf32, #loopopt.swizzle<4, 2>, 3 : i64>
+// SWIZZLE-NEXT:    affine.load %[[B]][%{{.*}} + %{{.*}} * -1, %{{.*}} + %{{.*}} * -1] : memref<8x32xf32, #loopopt.swizzle<4, 8>, 3 : i64>
+
 // TRANSPOSE:         %[[BUF:.*]] = memref.alloca() {loopopt.scope = {{[0-9]+}} : i64} : memref<8x36xf32, 3 : i64>
 // TRANSPOSE:         affine.for %[[A0:.*]] = 0 to min affine_map<(d0) -> (32, ((d0 * -1) + 40))>(%{{.*}}) {
 // TRANSPOSE-NEXT:      affine.for %[[A1:.*]] = 0 to min affine_map<(d0) -> (8, ((d0 * -1) + 20))>(%{{.*}}) {
