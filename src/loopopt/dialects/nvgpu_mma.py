@@ -54,7 +54,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import MemoryReadEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from loopopt.dialects.nvvm import memory_space
@@ -138,6 +138,7 @@ class LdMatrixOp(IRDLOperation):
     transpose = prop_def(BoolAttr)
     numTiles = prop_def(IntegerAttr.constr(type=i32))
     res = result_def(VectorType)
+    traits = traits_def(MemoryReadEffect())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$srcMemref `[` $indices `]` attr-dict `:` type($srcMemref) `->` type($res)"
 

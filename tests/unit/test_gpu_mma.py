@@ -1,0 +1,105 @@
+"""gpu-mma: matmul warp tiles on tensor cores (nvgpu.ldmatrix + nvgpu.mma.sync), run on the CPU
+through the GPU emulator (its ldmatrix and mma.sync follow PTX's fragment layouts:
+gpu_mma_emulator.py) against numpy, and refusals; on a device (marked `gpu`) the same nests."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from gpu_emulator import emulate
+from xdsl.parser import Parser
+from xdsl.passes import PassPipeline
+
+from loopopt.context import make_context, verify_ir
+from loopopt.runtime.cpu import run_function
+from loopopt.universe import all_passes
+
+TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}
+
+
+def matmul_text(m: int, n: int, k: int, element: str, form: str = "ab") -> str:
+    """C[i, j] += A · B with A[i, k] or (form "atb") A[k, i], B[k, j] or (form "abt") B[j, k]."""
+    a_shape, a_index = ((k, m), "%k, %i") if form == "atb" else ((m, k), "%i, %k")
+    b_shape, b_index = ((n, k), "%j, %k") if form == "abt" else ((k, n), "%k, %j")
+    a_t, b_t = (
+        f"memref<{a_shape[0]}x{a_shape[1]}x{element}>",
+        f"memref<{b_shape[0]}x{b_shape[1]}x{element}>",
+    )
+    c_t = f"memref<{m}x{n}xf32>"
+    widen = element != "f32"
+    ext_a = f"%ae = arith.extf %a : {element} to f32" if widen else ""
+    ext_b = f"%be = arith.extf %b : {element} to f32" if widen else ""
+    a_val, b_val = ("%ae", "%be") if widen else ("%a", "%b")
+    return f"""
+func.func @mm(%A: {a_t}, %B: {b_t}, %C: {c_t}) {{
+  affine.for %i = 0 to {m} {{
+    affine.for %j = 0 to {n} {{
+      affine.for %k = 0 to {k} {{
+        %a = affine.load %A[{a_index}] : {a_t}
+        %b = affine.load %B[{b_index}] : {b_t}
+        {ext_a}
+        {ext_b}
+        %p = arith.mulf {a_val}, {b_val} : f32
+        %c = affine.load %C[%i, %j] : {c_t}
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : {c_t}
+      }} {{loopopt.name = "k"}}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  func.return
+}}
+"""
+
+
+def tensor_core_pipeline(
+    bm: int, bn: int, bk: int, wm: int, wn: int, padded: bool = False, extra: str = ""
+) -> str:
+    pad = "pad-tiles{loops=i_t,j_t,k_t,i_t2,j_t2,i,j,k}," if padded else ""
+    tile = f"loop-tile{{tile-sizes={bm},{bn},{bk}}},loop-tile{{loops=i,j tile-sizes={wm},{wn}}},"
+    promote = "".join(
+        f"promote{{arrays={x} loop=k_t memory-space=shared pad=8}}," for x in ("A", "B")
+    )
+    block = f"{32 * bn // wn},{bm // wm}"
+    return f"{tile}{pad}{promote}gpu-mma{{{extra}}},gpu-map-loops{{block={block}}}"
+
+
+def _run(text: str, pipeline: str, arrays: list[np.ndarray]) -> None:
+    ctx = make_context()
+    module = Parser(ctx, text).parse_module()
+    PassPipeline.parse_spec(all_passes(), pipeline).apply(ctx, module)
+    verify_ir(module, pipeline)
+    emulate(module)
+    run_function(module, "mm", arrays)
+
+
+def _operands(
+    rng: np.random.Generator, m: int, n: int, k: int, element: str, form: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    dtype = TYPES[element]
+    a_shape = (k, m) if form == "atb" else (m, k)
+    b_shape = (n, k) if form == "abt" else (k, n)
+    a = rng.uniform(-1, 1, a_shape).astype(dtype)
+    b = rng.uniform(-1, 1, b_shape).astype(dtype)
+    c = rng.uniform(-1, 1, (m, n)).astype(np.float32)
+    return a, b, c
+
+
+def _reference(a: np.ndarray, b: np.ndarray, c: np.ndarray, form: str) -> np.ndarray:
+    a64 = a.astype(np.float64).T if form == "atb" else a.astype(np.float64)
+    b64 = b.astype(np.float64).T if form == "abt" else b.astype(np.float64)
+    return c.astype(np.float64) + a64 @ b64
+
+
+@pytest.mark.parametrize(
+    ("element", "form"),
+    [("bf16", "ab"), ("f16", "ab"), ("bf16", "atb"), ("f16", "abt")],
+)
+def test_warp_tiles_on_tensor_cores_match_numpy(
+    element: str, form: str, rng: np.random.Generator
+) -> None:
+    m, n, k = 64, 64, 32
+    a, b, c = _operands(rng, m, n, k, element, form)
+    expected = _reference(a, b, c, form)
+    _run(matmul_text(m, n, k, element, form), tensor_core_pipeline(32, 64, 32, 16, 32), [a, b, c])
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
