@@ -12,8 +12,9 @@ stepping by wm and wn over a block tile, around the point loops m, n, k of
     fragments by ldmatrix.x4 and B's by ldmatrix.x2 (.trans where the operand's contiguous
     dimension is not the one ldmatrix hands out: A k-major, B n-major) and the mma.syncs;
     then the fragments' elements stored back to C.
-The C loads and stores are plain affine accesses (scalar-replace keeps them in registers
-across the k tile loop, as for the scalar register tile). Not checked here: the nest's shape
+The C loads and stores are plain affine accesses, guarded as pad-tiles left them
+(scalar-replace keeps them in registers across the k tile loop, as for the scalar register
+tile). Not checked here: the nest's shape
 and types (passes/gpu_mma.py), the 16-byte alignment of the rows ldmatrix reads (promote's
 pad and tile origins).
 """
@@ -65,8 +66,12 @@ class MmaNest:
     """Trip counts of m, n, k: the warp tile wm x wn and the k depth."""
     a: Operand
     b: Operand
-    c_load: affine.LoadOp
-    c_store: affine.StoreOp
+    c_load: Operation
+    """C's load, or the `affine.if {loopopt.padded}` around it (pad-tiles: 0.0 outside C)."""
+    c_store: Operation
+    """C's store, or the `affine.if {loopopt.padded}` around it (skipped outside C)."""
+    c_sum: SSAValue
+    """The value the store writes (C + A * B)."""
     tf32: bool
 
 
@@ -167,7 +172,7 @@ def rewrite_nest(nest: MmaNest) -> affine.ForOp:
                     i = point(nest.m, g + 8 * r + 16 * mi)
                     j = point(nest.n, 2 * t + e + 8 * nj)
                     positions[mi, nj, r, e] = (i, j)
-                    value = b.add(_reindexed_load(nest.c_load, {iv(nest.m): i, iv(nest.n): j}))
+                    value = b.add(nest.c_load.clone({iv(nest.m): i, iv(nest.n): j}))
                     fragment = b.add(vector.InsertOp(value, fragment, [r, e]))
             accumulators[mi, nj] = fragment
     for kk in range(0, depth, kstep):
@@ -179,7 +184,7 @@ def rewrite_nest(nest: MmaNest) -> affine.ForOp:
                 accumulators[mi, nj] = b.add(mma)
     for (mi, nj, r, e), (i, j) in positions.items():
         value = b.add(vector.ExtractOp(accumulators[mi, nj], [r, e], Float32Type()))
-        b.ops.append(_reindexed_store(nest.c_store, value, {iv(nest.m): i, iv(nest.n): j}))
+        b.ops.append(nest.c_store.clone({iv(nest.m): i, iv(nest.n): j, nest.c_sum: value}))
     # the point loops go; nw's IV in what stays of them (their bounds) is the warp's column
     outer = _outermost_point(nest)
     body = outer.parent_block()
@@ -202,13 +207,6 @@ def _outermost_point(nest: MmaNest) -> affine.ForOp:
 def _reindexed_load(load: affine.LoadOp, values: dict[SSAValue, SSAValue]) -> affine.LoadOp:
     operands = [values.get(v, v) for v in load.indices]
     return affine.LoadOp(load.memref, operands, load.map, load.result.type)
-
-
-def _reindexed_store(
-    store: affine.StoreOp, value: SSAValue, values: dict[SSAValue, SSAValue]
-) -> affine.StoreOp:
-    operands = [values.get(v, v) for v in store.indices]
-    return affine.StoreOp(value, store.memref, operands, store.map)
 
 
 def _load_a(b: _Builder, nest: MmaNest, mi: int, kk: int, kstep: int, point: Point) -> SSAValue:

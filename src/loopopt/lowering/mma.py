@@ -122,6 +122,11 @@ def lower_mma(root: Operation) -> None:
     """After the lowering to LLVM: fragments become register arrays, and the ldmatrix, mma.sync
     and vector.extract ops under `root` the intrinsic calls and aggregate ops."""
     elements = {op: op.operand_element for op in root.walk() if isinstance(op, MmaSyncOp)}
+    positions = {
+        op: _flat_position(op)
+        for op in root.walk()
+        if isinstance(op, vector.ExtractOp | vector.InsertOp)
+    }
     for op in list(root.walk()):
         values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
         for value in values:
@@ -135,7 +140,10 @@ def lower_mma(root: Operation) -> None:
         elif isinstance(op, ZeroFragmentOp):
             Rewriter.replace_op(op, llvm.ZeroOp.build(result_types=[op.res.type]))
         elif isinstance(op, vector.ExtractOp):
-            Rewriter.replace_op(op, _extract(op))
+            Rewriter.replace_op(op, _extract(op, positions[op]))
+        elif isinstance(op, vector.InsertOp):
+            where = DenseArrayBase.from_list(i64, [positions[op]])
+            Rewriter.replace_op(op, llvm.InsertValueOp(where, op.dest, op.source))
 
 
 def _ldmatrix(op: LdMatrixBytesOp) -> list[Operation]:
@@ -222,10 +230,21 @@ def _mma(op: MmaSyncOp, element: str) -> list[Operation]:
     return [*ops, *_pack(outputs, op.res.type)]
 
 
-def _extract(op: vector.ExtractOp) -> list[Operation]:
-    array = op.vector.type
-    if op.dynamic_position or not isinstance(array, llvm.LLVMArrayType) or array.type != F32:
-        raise LoopoptError("vector.extract in a kernel reads an f32 fragment", op=op)
+def _flat_position(op: vector.ExtractOp | vector.InsertOp) -> int:
+    """The register array index of the element an extract or insert of an f32 fragment
+    names (before the fragments are retyped)."""
+    t = op.vector.type if isinstance(op, vector.ExtractOp) else op.dest.type
+    if (
+        op.dynamic_position
+        or not isinstance(t, VectorType)
+        or t.element_type != F32
+        or len(op.static_position) != 2
+    ):
+        raise LoopoptError(f"{op.name} in a kernel names an element of an f32 fragment", op=op)
     row, column = op.static_position.get_values()
-    position = DenseArrayBase.from_list(i64, [row * 2 + column])
-    return [llvm.ExtractValueOp(position, op.vector, F32)]
+    return row * t.get_shape()[1] + column
+
+
+def _extract(op: vector.ExtractOp, position: int) -> list[Operation]:
+    where = DenseArrayBase.from_list(i64, [position])
+    return [llvm.ExtractValueOp(where, op.vector, F32)]

@@ -40,10 +40,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin
-from xdsl.dialects.builtin import Float32Type
+from xdsl.dialects.builtin import Float32Type, FloatAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from loopopt.diagnostics import LoopoptError
+from loopopt.dialects.loopopt import PADDED
 from loopopt.dialects.nvgpu_mma import WARP, element_name
 from loopopt.dialects.nvvm import memory_space
 from loopopt.loops.affine_maps import lower_bound
@@ -104,18 +105,25 @@ def _fail(pass_name: str, op: Operation, why: str) -> None:
     raise LoopoptError(f"{pass_name}: {why}", op=op)
 
 
-def _statement(k: affine.ForOp) -> tuple[affine.StoreOp, affine.LoadOp, list[SSAValue]] | None:
-    """(the C store, the C load, the two factors) of `C[..] = C[..] + x * y`, the only
-    statement of `k`'s body, or None."""
+def _statement(
+    k: affine.ForOp,
+) -> tuple[affine.StoreOp, Operation, Operation, list[SSAValue]] | None:
+    """(the C store, the op in k's body that stores (it or its padded guard), the op that
+    loads C (a load or its padded guard), the two factors) of `C[..] = C[..] + x * y`, the
+    only statement of `k`'s body, or None."""
     ops = list(k.body.block.ops)
-    if len(ops) < 2 or not isinstance(ops[-2], affine.StoreOp) or k.results:
+    if len(ops) < 2 or k.results:
         return None
-    store = ops[-2]
+    top = ops[-2]
+    store = _padded_inner(top, affine.StoreOp)
+    if not isinstance(store, affine.StoreOp):
+        return None
     add = store.value.owner
     if not isinstance(add, arith.AddfOp):
         return None
     for c, product in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
-        load, mul = c.owner, product.owner
+        c_op, mul = c.owner, product.owner
+        load = _padded_inner(c_op, affine.LoadOp) if isinstance(c_op, Operation) else None
         if (
             isinstance(load, affine.LoadOp)
             and isinstance(mul, arith.MulfOp)
@@ -123,17 +131,41 @@ def _statement(k: affine.ForOp) -> tuple[affine.StoreOp, affine.LoadOp, list[SSA
             and load.map == store.map
             and list(load.indices) == list(store.indices)
         ):
-            return store, load, [mul.lhs, mul.rhs]
+            assert isinstance(c_op, Operation)
+            return store, top, c_op, [mul.lhs, mul.rhs]
+    return None
+
+
+def _padded_inner(op: Operation, kind: type[Operation]) -> Operation | None:
+    """`op` when it is a `kind`, or the `kind` op an `affine.if {loopopt.padded}` guards."""
+    if isinstance(op, kind):
+        return op
+    if isinstance(op, affine.IfOp) and PADDED in op.attributes:
+        inner = [o for o in op.then_region.block.ops if isinstance(o, kind)]
+        return inner[0] if len(inner) == 1 else None
     return None
 
 
 def _factor_load(value: SSAValue) -> tuple[affine.LoadOp | None, bool]:
-    """The load a factor reads (through an extf), and whether it was widened."""
+    """The load a factor reads (through an extf), and whether it was widened. pad-tiles'
+    zeroing of a factor outside its array (`select(k < K, x, 0.0)`) is looked through: promote
+    zero-fills the shared tiles there, which ldmatrix reads."""
     owner = value.owner
+    if isinstance(owner, arith.SelectOp) and _is_zero(owner.rhs):
+        owner = owner.lhs.owner
     widened = isinstance(owner, arith.ExtFOp)
     if widened:
         owner = owner.input.owner  # type: ignore[union-attr]
     return (owner if isinstance(owner, affine.LoadOp) else None), widened
+
+
+def _is_zero(value: SSAValue) -> bool:
+    owner = value.owner
+    return (
+        isinstance(owner, arith.ConstantOp)
+        and isinstance(owner.value, FloatAttr)
+        and owner.value.value.data == 0.0
+    )
 
 
 def _coefficients(load: affine.LoadOp, value: SSAValue) -> list[int]:
@@ -154,7 +186,7 @@ def match(k: affine.ForOp, pass_name: str, tf32: bool, named: bool) -> MmaNest |
         if named:
             _fail(pass_name, k, "the loops' body is not C[m, n] = C[m, n] + A[.] * B[.]")
         return None
-    store, c_load, factors = found
+    store, c_top, c_load, factors = found
     n_loop, m_loop = k.parent_op(), None
     if not isinstance(n_loop, affine.ForOp):
         return None
@@ -236,7 +268,8 @@ def match(k: affine.ForOp, pass_name: str, tf32: bool, named: bool) -> MmaNest |
         operands["a"],
         operands["b"],
         c_load,
-        store,
+        c_top,
+        store.value,
         tf32,
     )
 

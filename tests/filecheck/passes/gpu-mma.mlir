@@ -4,6 +4,7 @@
 // RUN: not loopopt-opt %s -p 'loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,32},gpu-mma' 2>&1 | filecheck %s --check-prefix=GLOBAL
 // RUN: not loopopt-opt %s -p 'loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,16},promote{arrays=A loop=k_t memory-space=shared pad=8},promote{arrays=B loop=k_t memory-space=shared pad=8},gpu-mma' 2>&1 | filecheck %s --check-prefix=SHAPE
 // RUN: not loopopt-opt %s -p 'loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,32},promote{arrays=A loop=k_t memory-space=shared pad=8},promote{arrays=B loop=k_t memory-space=shared pad=8},gpu-mma{arch=sm_75}' 2>&1 | filecheck %s --check-prefix=ARCH
+// RUN: loopopt-opt %s -p 'loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,32},promote{arrays=A loop=k_t memory-space=shared pad=8},promote{arrays=B loop=k_t memory-space=shared pad=8},gpu-mma,gpu-map-loops{block=32,2},scalar-replace{loop=k_t}' --emit ptx --gpu-arch sm_80 | filecheck %s --check-prefix=PTX
 
 // A 32x32 bf16 block tile in two 16x32 warp tiles: j_t2 runs one iteration per lane (step 1),
 // each lane holds four 16x8 C fragments (its elements loaded at the PTX layout), A's fragment
@@ -30,6 +31,11 @@
 // UNPADDED: error: gpu-mma: rows of 'A_shared' must be multiples of 16 bytes (pad it)
 // GLOBAL: error: gpu-mma: operand 'A' is not in shared memory (promote it)
 // SHAPE: error: gpu-mma: the warp tile 16x16x16 (m x n x k) must be constant multiples of 16 x 32 x 16 (pad partial tiles: pad-tiles)
+// Through gpu-map-loops (a warp per 16x32 warp tile: blocks of 32x2 threads) to PTX.
+// PTX:       .maxntid 32, 2, 1
+// PTX:       ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX:       ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// PTX-COUNT-4: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // ARCH: error: gpu-mma: tensor cores need sm_80 or later, not 'sm_75'
 func.func @mm(%A: memref<32x16xbf16>, %B: memref<16x32xbf16>, %C: memref<32x32xf32>) {
   affine.for %i = 0 to 32 {
