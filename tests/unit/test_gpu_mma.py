@@ -12,6 +12,7 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
 from loopopt.context import make_context, verify_ir
+from loopopt.diagnostics import LoopoptError
 from loopopt.runtime.cpu import run_function
 from loopopt.universe import all_passes
 
@@ -126,3 +127,46 @@ def test_tf32_rounds_the_operands(form: str, rng: np.random.Generator) -> None:
     _run(matmul_text(m, n, k, "f32", form), pipeline.replace("pad=8", "pad=4"), [a, b, c])
     error = np.abs(c - exact).max()
     assert 1e-6 < error < 2e-2  # tf32 is less precise than f32, and within its 2^-11 steps
+
+
+GPU_CASES = [
+    ("bf16", "ab", 256, 256, 128, "", 2e-5),
+    ("f16", "abt", 256, 128, 64, "", 2e-5),
+    ("bf16", "atb", 128, 256, 64, "", 2e-5),
+    ("bf16", "ab", 301, 203, 99, "padded", 2e-5),
+    ("f32", "ab", 256, 256, 64, "precision=tf32", 5e-3),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("element", "form", "m", "n", "k", "how", "tolerance"), GPU_CASES)
+def test_tensor_cores_on_the_gpu(
+    element: str,
+    form: str,
+    m: int,
+    n: int,
+    k: int,
+    how: str,
+    tolerance: float,
+    rng: np.random.Generator,
+) -> None:
+    """Each path on a device (sm_80+): bf16/f16 with the operands as they are or transposed,
+    padded partial tiles, and tf32, against numpy's f64 product (relative to its scale)."""
+    import loopopt
+
+    a, b, c = _operands(rng, m, n, k, element, form)
+    expected = _reference(a, b, c, form)
+    extra = "precision=tf32" if element == "f32" else ""
+    pipeline = tensor_core_pipeline(64, 64, 32, 32, 32, padded=how == "padded", extra=extra)
+    if element == "f32":
+        pipeline = pipeline.replace("pad=8", "pad=4")
+    kernel = loopopt.compile(matmul_text(m, n, k, element, form), "mm", pipeline, target="gpu")
+    kernel(a, b, c)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(c, expected, rtol=0, atol=tolerance * scale * np.sqrt(k))
+
+
+def test_refusals_name_the_reason() -> None:
+    text = matmul_text(64, 64, 32, "f32")
+    with pytest.raises(LoopoptError, match="operands must be both bf16 or both f16, not f32"):
+        _run(text, tensor_core_pipeline(32, 64, 32, 16, 32), [])
