@@ -185,7 +185,7 @@ def rewrite_nest(nest: MmaNest) -> affine.ForOp:
     for (mi, nj, r, e), (i, j) in positions.items():
         value = b.add(vector.ExtractOp(accumulators[mi, nj], [r, e], Float32Type()))
         b.ops.append(nest.c_store.clone({iv(nest.m): i, iv(nest.n): j, nest.c_sum: value}))
-    # the point loops go; nw's IV in what stays of them (their bounds) is the warp's column
+    # the lane's code replaces the point loops
     outer = _outermost_point(nest)
     body = outer.parent_block()
     assert body is not None
@@ -220,7 +220,7 @@ def _load_a(b: _Builder, nest: MmaNest, mi: int, kk: int, kstep: int, point: Poi
     if nest.tf32 and not nest.a.k_last:  # 32-bit elements: no transposing ldmatrix
         g, t = d0 // 4, d0 % 4
         places = [(16 * mi + g + 8 * (r % 2), kk + t + 4 * (r // 2)) for r in range(4)]
-        return _gathered(b, nest, nest.a, ([(nest.m, m), (nest.k, k)] for m, k in places), point)
+        return _gathered(b, nest.a, ([(nest.m, m), (nest.k, k)] for m, k in places), point)
     if nest.a.k_last:  # rows are m: the lane gives row m, ldmatrix hands out k
         m = point(nest.m, m_off + row)
         k = point(nest.k, k_off)
@@ -242,7 +242,7 @@ def _load_b(b: _Builder, nest: MmaNest, nj: int, kk: int, kstep: int, point: Poi
     if nest.tf32 and not nest.b.k_last:  # 32-bit elements: no transposing ldmatrix
         g, t = d0 // 4, d0 % 4
         places = [(kk + t + 4 * r, 8 * nj + g) for r in range(2)]
-        return _gathered(b, nest, nest.b, ([(nest.k, k), (nest.n, n)] for k, n in places), point)
+        return _gathered(b, nest.b, ([(nest.k, k), (nest.n, n)] for k, n in places), point)
     if nest.b.k_last:  # rows are n (B stored n-major): ldmatrix hands out k
         n = point(nest.n, 8 * nj + row)
         k = point(nest.k, kk + half * matrix)
@@ -257,7 +257,6 @@ def _load_b(b: _Builder, nest: MmaNest, nj: int, kk: int, kstep: int, point: Poi
 
 def _gathered(
     b: _Builder,
-    nest: MmaNest,
     operand: Operand,
     places: Iterable[list[tuple[affine.ForOp, AffineExpr]]],
     point: Point,

@@ -258,6 +258,12 @@ def match(k: affine.ForOp, pass_name: str, tf32: bool, named: bool) -> MmaNest |
         _fail(pass_name, k, "the point loops must have step 1")
     if nw.step.value.data != sizes[1] or mw.step.value.data != sizes[0]:
         _fail(pass_name, nw, "the warp tile loops must step by the point loops' trip counts")
+    inner = nw if mw.is_ancestor(nw) else mw
+    outer_point = m_loop if m_loop.is_ancestor(n_loop) else n_loop
+    if not _chain(mw if inner is nw else nw, inner) or not _chain(inner, outer_point):
+        _fail(pass_name, nw, "the warp tile loops must hold nothing but the point loops")
+    if not _chain(outer_point, k):
+        _fail(pass_name, outer_point, "the point loops must be perfectly nested")
     return MmaNest(
         mw,
         nw,
@@ -272,6 +278,17 @@ def match(k: affine.ForOp, pass_name: str, tf32: bool, named: bool) -> MmaNest |
         store.value,
         tf32,
     )
+
+
+def _chain(outer: affine.ForOp, inner: affine.ForOp) -> bool:
+    """`inner` is `outer`'s only op (but its terminator), or that of such a child loop."""
+    loop = outer
+    while loop is not inner:
+        ops = list(loop.body.block.ops)
+        if len(ops) != 2 or not isinstance(ops[0], affine.ForOp):
+            return False
+        loop = ops[0]
+    return True
 
 
 def _array(load: affine.LoadOp) -> str:
