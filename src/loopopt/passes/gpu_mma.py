@@ -29,7 +29,8 @@ C is f32. Refused with the reason: operands that are not bf16/f16 (f32 with `pre
 m16n8k8, operands rounded to tf32), operands not in shared memory, warp tiles that are not
 multiples of 16 x 32 x 16 (16 x 32 x 8 for tf32: a warp tile's columns are spread over its 32
 lanes), shared rows that are no multiple of 16 bytes (pad=8 for halves), and an `arch=` before
-sm_80. The C fragments are plain loads and stores (scalar-replace keeps them in registers
+sm_80. A function without a matmul nest is left as it is, with a warning. The C fragments are
+plain loads and stores (scalar-replace keeps them in registers
 across the k tile loop). An XOR swizzle of the shared tiles, instead of padding, would change
 only the indices the ldmatrix ops compute (loops/mma.py `_indices`).
 """
@@ -39,11 +40,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, builtin
+from xdsl.dialects import affine, arith, builtin, func
 from xdsl.dialects.builtin import Float32Type, FloatAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from loopopt.diagnostics import LoopoptError
+from loopopt.diagnostics import LoopoptError, warning
 from loopopt.dialects.loopopt import PADDED
 from loopopt.dialects.nvgpu_mma import WARP, element_name
 from loopopt.dialects.nvvm import memory_space
@@ -83,15 +84,16 @@ class GpuMmaPass(LoopoptPass):
         number = self.arch.removeprefix("sm_")
         if not number.isdigit() or int(number) < OLDEST_ARCH:
             raise LoopoptError(f"{self.name}: tensor cores need sm_80 or later, not '{self.arch}'")
-        found = 0
         for fn in functions(op, self.func):
+            found = 0
             for k in self._innermost(fn):
                 nest = match(k, self.name, self.precision == "tf32", bool(self.loops))
                 if nest is not None:
                     rewrite_nest(nest)
                     found += 1
-        if not found:
-            raise LoopoptError(f"{self.name}: no matmul warp tile with shared operands found")
+            if not found:
+                name = fn.sym_name.data if isinstance(fn, func.FuncOp) else "?"
+                warning(f"{self.name}: no matmul warp tile in @{name}", op=fn)
 
     def _innermost(self, fn: Operation) -> list[affine.ForOp]:
         if not self.loops:
