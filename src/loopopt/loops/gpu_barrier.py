@@ -89,10 +89,10 @@ def _accesses(kernel: Operation, buffer: SSAValue) -> list[tuple[Operation, bool
             found.append((op, False))
         elif isinstance(op, affine.StoreOp | memref.StoreOp) and op.memref is buffer:
             found.append((op, True))
-        elif buffer in op.operands and not op.regions:  # ldmatrix, cp.async …: by effects
-            effects = get_effects(op)
-            writes = effects is None or any(e.kind == MemoryEffectKind.WRITE for e in effects)
-            found.append((op, writes))
+        elif buffer in op.operands and not op.regions:  # nvgpu.ldmatrix: by its effects
+            kinds = {e.kind for e in get_effects(op) or ()}
+            if kinds & {MemoryEffectKind.READ, MemoryEffectKind.WRITE}:
+                found.append((op, MemoryEffectKind.WRITE in kinds))
     return found
 
 

@@ -5,6 +5,7 @@
 // RUN: not loopopt-opt %s -p 'loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,16},promote{arrays=A loop=k_t memory-space=shared pad=8},promote{arrays=B loop=k_t memory-space=shared pad=8},gpu-mma' 2>&1 | filecheck %s --check-prefix=SHAPE
 // RUN: not loopopt-opt %s -p 'loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,32},promote{arrays=A loop=k_t memory-space=shared pad=8},promote{arrays=B loop=k_t memory-space=shared pad=8},gpu-mma{arch=sm_75}' 2>&1 | filecheck %s --check-prefix=ARCH
 // RUN: loopopt-opt %s -p 'loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,32},promote{arrays=A loop=k_t memory-space=shared pad=8},promote{arrays=B loop=k_t memory-space=shared pad=8},gpu-mma,gpu-map-loops{block=32,2},scalar-replace{loop=k_t}' --emit ptx --gpu-arch sm_80 | filecheck %s --check-prefix=PTX
+// RUN: loopopt-opt %s -p 'loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,32},promote{arrays=A loop=k_t memory-space=shared pad=8},promote{arrays=B loop=k_t memory-space=shared pad=8},gpu-mma,gpu-map-loops{block=32,2}' | filecheck %s --check-prefix=MAP
 
 // A 32x32 bf16 block tile in two 16x32 warp tiles: j_t2 runs one iteration per lane (step 1),
 // each lane holds four 16x8 C fragments (its elements loaded at the PTX layout), A's fragment
@@ -31,6 +32,14 @@
 // UNPADDED: error: gpu-mma: rows of 'A_shared' must be multiples of 16 bytes (pad it)
 // GLOBAL: error: gpu-mma: operand 'A' is not in shared memory (promote it)
 // SHAPE: error: gpu-mma: the warp tile 16x16x16 (m x n x k) must be constant multiples of 16 x 32 x 16 (pad partial tiles: pad-tiles)
+// gpu-map-loops places a barrier between the copies and the ldmatrix reads, and one at the
+// end of k_t (the next copies overwrite what the ldmatrix ops read).
+// MAP:       affine.for %k_t
+// MAP:         gpu.barrier
+// MAP-NEXT:    nvgpu.ldmatrix %A_shared
+// MAP:         nvgpu.mma.sync
+// MAP:         gpu.barrier
+// MAP-NEXT:  } {loopopt.name = "k_t"
 // Through gpu-map-loops (a warp per 16x32 warp tile: blocks of 32x2 threads) to PTX.
 // PTX:       .maxntid 32, 2, 1
 // PTX:       ldmatrix.sync.aligned.m8n8.x4.shared.b16
