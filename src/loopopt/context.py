@@ -6,7 +6,7 @@ import re
 from bisect import bisect_right
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, cf, func, math, memref, scf
+from xdsl.dialects import arith, builtin, cf, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     FileLineColLoc,
     FusedLoc,
@@ -51,6 +51,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
         NVGPU,
         LAYOUT,
         LLVM,
+        vector.Vector,  # vector.extract of tensor-core fragments (passes/gpu_mma.py)
     ):
         ctx.load_dialect(dialect)
     return ctx

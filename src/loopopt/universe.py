@@ -39,6 +39,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "array-expand": ("array_expand", "ArrayExpandPass"),
     "reduction-to-memory": ("reduction_to_memory", "ReductionToMemoryPass"),
     "pad-tiles": ("pad_tiles", "PadTilesPass"),
+    "gpu-mma": ("gpu_mma", "GpuMmaPass"),
     "loop-mark-parallel": ("loop_mark_parallel", "LoopMarkParallelPass"),
     "promote": ("promote", "PromotePass"),
     "pipeline-copies": ("pipeline_copies", "PipelineCopiesPass"),

@@ -13,7 +13,8 @@ are kept in a buffer of one element per thread, as a register across a barrier; 
 
 Warp shuffles (nvvm.shfl.sync) become exchanges between barriers, checked as PTX specifies
 them (gpu_shuffle_emulator.py). Asynchronous copies (nvvm.cp.async.*) become tagged plain
-copies first (gpu_async_emulator.py): a missing or too weak wait, a missing barrier, or a
+copies first (gpu_async_emulator.py), tensor-core ops exchanges of fragments
+(gpu_mma_emulator.py): a missing or too weak wait, a missing barrier, or a
 copy into a stage other threads still read gives NaN. A kernel's constant-memory globals
 (gpu-constant-memory) read the arguments the runtime copies into them.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import weakref
 
 from gpu_async_emulator import emulate_async_copies
+from gpu_mma_emulator import emulate_mma
 from gpu_shuffle_emulator import check_convergent, declare_error_function, emulate_shuffles
 from xdsl.dialects import affine, arith, builtin, func, gpu, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
@@ -132,6 +134,7 @@ def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool)
     sizes = _block_sizes(launch)
     emulate_async_copies(entry, sizes)
     emulate_shuffles(entry, sizes)
+    emulate_mma(entry, sizes)
     for op in list(entry.ops):
         op.detach()
         if isinstance(op, gpu.ReturnOp):

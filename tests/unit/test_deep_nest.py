@@ -114,6 +114,7 @@ PERFECT = {
     "scalar-replace,reduction-to-memory{scratch}": DEPTH,
     "loopopt-lower-to-llvm": 0,
     "gpu-map-loops,loopopt-lower-gpu-to-nvvm": None,
+    "gpu-mma": DEPTH,  # no matmul: left as it is (a warning)
 }
 # Passes whose every use is refused on the perfect nest (what they need is not there); they
 # are timed on the other nest, where they apply.

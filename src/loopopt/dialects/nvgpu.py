@@ -14,6 +14,7 @@ the thread's copies issued since the last one (cp.async.commit_group); a wait bl
 most `numGroups` (default 0) of its groups are pending (cp.async.wait_group), whatever its
 token. pipeline-copies writes these; loopopt's lowering (lowering/cp_async.py) and upstream's
 `convert-nvgpu-to-nvvm` both lower them to nvvm.cp.async.shared.global and its group ops.
+The tensor-core ops (`nvgpu.ldmatrix`, `nvgpu.mma.sync`) are in dialects/nvgpu_mma.py.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from loopopt.dialects.nvgpu_mma import MMA_OPS
 from loopopt.dialects.nvvm import CP_ASYNC_SIZES, memory_space
 from loopopt.target import SHARED_SPACE
 
@@ -219,6 +221,6 @@ class DeviceAsyncWaitOp(IRDLOperation):
 
 NVGPU = Dialect(
     "nvgpu",
-    [DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp],
+    [DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, *MMA_OPS],
     [DeviceAsyncTokenType],
 )

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import affine, gpu, memref
 from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.traits import MemoryEffectKind, get_effects
 
 from loopopt.analysis.dependence import Dependence, dependences
 from loopopt.analysis.divergence import Divergence
@@ -88,6 +89,10 @@ def _accesses(kernel: Operation, buffer: SSAValue) -> list[tuple[Operation, bool
             found.append((op, False))
         elif isinstance(op, affine.StoreOp | memref.StoreOp) and op.memref is buffer:
             found.append((op, True))
+        elif buffer in op.operands and not op.regions:  # nvgpu.ldmatrix: by its effects
+            kinds = {e.kind for e in get_effects(op) or ()}
+            if kinds & {MemoryEffectKind.READ, MemoryEffectKind.WRITE}:
+                found.append((op, MemoryEffectKind.WRITE in kinds))
     return found
 
 

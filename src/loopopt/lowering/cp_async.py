@@ -52,7 +52,7 @@ from loopopt.lowering.llvm_common import element_bytes
 from loopopt.target import GLOBAL_SPACE
 
 
-def _byte_offset(array: SSAValue, indices: Sequence[SSAValue], ops: list[Operation]) -> SSAValue:
+def byte_offset(array: SSAValue, indices: Sequence[SSAValue], ops: list[Operation]) -> SSAValue:
     """The i64 byte offset of element `indices` of the row-major memref `array`."""
     t = array.type
     assert isinstance(t, MemRefType)
@@ -95,8 +95,8 @@ def linearize_async_copies(root: Operation) -> None:
         if op.asyncToken.uses:
             raise LoopoptError("an async copy's token is used by more than its group", op=op)
         ops: list[Operation] = []
-        src = _byte_offset(op.src, op.srcIndices, ops)
-        dst = _byte_offset(op.dst, op.dstIndices, ops)
+        src = byte_offset(op.src, op.srcIndices, ops)
+        dst = byte_offset(op.dst, op.dstIndices, ops)
         cache = "cg" if op.bypassL1 is not None else "ca"
         src_size: SSAValue | None = None
         if op.srcElements is not None:  # elements → i32 bytes

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import IndexType, MemRefType, i64
+from xdsl.dialects.builtin import IndexType, MemRefType, VectorType, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -90,7 +90,7 @@ class FuncLowering(RewritePattern):
                 self.state.memrefs[ptr] = MemrefInfo(t, sizes)
             elif isinstance(t, IndexType):
                 rewriter.replace_value_with_new_type(arg, i64)
-            else:
+            elif not isinstance(t, VectorType):  # tensor-core fragments: lowering/mma.py
                 convert_scalar_type(t, op)
 
 

@@ -12,7 +12,7 @@ Multiply-adds are contracted into FMAs (lowering/contract.py, as nvcc does), the
 computations and loads within a block merged (lowering/block_cse.py: what LLVM would merge,
 from fewer ops to lower); ids and dims
 become special-register reads, gpu.barrier nvvm.barrier0, asynchronous copies byte offsets
-(lowering/cp_async.py), and then the host's
+(lowering/cp_async.py), tensor-core ops (lowering/mma.py), and then the host's
 lowering to the llvm dialect (lowering/to_llvm.py) does the rest, with the same calling
 convention: one bare pointer per memref, plus an i64 per dynamic size. Shared buffers
 (workgroup attributions, or memref.alloca in space 3) become globals in shared memory
@@ -53,6 +53,7 @@ from loopopt.lowering.contract import contract_fma
 from loopopt.lowering.cp_async import linearize_async_copies, lower_shared_global
 from loopopt.lowering.gpu_constant import lower_constant_globals
 from loopopt.lowering.gpu_shared import SharedLayout
+from loopopt.lowering.mma import linearize_mma, lower_mma
 from loopopt.lowering.swizzle import unswizzle
 from loopopt.lowering.to_llvm import lower_to_llvm
 
@@ -157,14 +158,17 @@ def lower_gpu_module(gmod: gpu.ModuleOp) -> None:
     for fn in converted:
         layout.plan(fn)
         linearize_async_copies(fn)
+        linearize_mma(fn)
 
     staging = ModuleOp([])
     for fn in converted:
         fn.detach()
         staging.body.block.add_op(fn)
-    internal = ("nvvm", "lowering")  # lowering.cp_async_bytes until lower_shared_global
+    # lowering.cp_async_bytes until lower_shared_global; tensor-core ops until lower_mma
+    internal = ("nvvm", "lowering", "nvgpu", "vector")
     lower_to_llvm(staging, keep_dialects=internal, workgroup_alloca=layout.lower_alloca)
     lower_shared_global(staging)
+    lower_mma(staging)
     for global_op in layout.globals():
         staging.body.block.insert_op_before(global_op, staging.body.block.first_op)
     lower_constant_globals(gmod)

@@ -150,6 +150,10 @@ class Prediction:
 
 def predict(summary: NestSummary, schedule: Schedule, device: Device) -> Prediction:
     """The predicted time of `schedule` on `device` (see the module docstring)."""
+    if dict(schedule.extra).get("tensor_core"):  # mma.sync warp tiles: their own roofline
+        from loopopt.schedule.tensor_core import prediction
+
+        return prediction(summary, schedule, device)
     m = resources.mapping(summary, schedule)
     warps = -(-schedule.threads_per_block // device.warp_size)
     k = max(1, occupancy.blocks_per_sm(summary, schedule, device))

@@ -9,8 +9,10 @@ and the CUDA C++ Programming Guide's table of compute capabilities): SMs, boost 
 bandwidth, L2 size, 64 K registers per SM (at most 255 per thread), shared memory per SM and per
 block (48 KiB without the dynamic opt-in, 1 KiB of each SM's carve-out reserved per block), and
 the resident threads and blocks per SM. `fp32_lanes_per_sm` is the FFMA issue width: 64 on
-sm_80 (A100), 128 on sm_89 and sm_90. The limits the architectures share (threads per block,
-registers, shared memory per block) come from loopopt/target.py.
+sm_80 (A100), 128 on sm_89 and sm_90. `tensor_tflops` / `tf32_tflops`: the data sheets' dense
+tensor-core peaks (f16/bf16 with f32 accumulation; tf32), without sparsity. The limits the
+architectures share (threads per block, registers, shared memory per block) come from
+loopopt/target.py.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ A100 = Device(
     smem_per_sm=164 * KIB,
     smem_per_block=STATIC_SHARED_BYTES,
     smem_per_block_optin=ARCHS["sm_80"].max_shared_bytes,
+    tensor_tflops=312.0,
+    tf32_tflops=156.0,
 )
 
 L40S = Device(
@@ -64,6 +68,8 @@ L40S = Device(
     smem_per_sm=100 * KIB,
     smem_per_block=STATIC_SHARED_BYTES,
     smem_per_block_optin=ARCHS["sm_89"].max_shared_bytes,
+    tensor_tflops=362.0,
+    tf32_tflops=183.0,
 )
 
 H100 = Device(
@@ -82,6 +88,8 @@ H100 = Device(
     smem_per_sm=228 * KIB,
     smem_per_block=STATIC_SHARED_BYTES,
     smem_per_block_optin=ARCHS["sm_90"].max_shared_bytes,
+    tensor_tflops=989.0,
+    tf32_tflops=494.0,
 )
 
 H200 = replace(H100, name="H200", dram_gbps=4800.0)

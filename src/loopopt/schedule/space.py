@@ -43,7 +43,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from loopopt.schedule import recipes
+from loopopt.schedule import recipes, tensor_core
 from loopopt.schedule.occupancy import misfit
 from loopopt.schedule.roles import conv_roles, map_roles, matmul_roles, stencil_roles
 from loopopt.schedule.types import Device, NestSummary, Schedule
@@ -76,6 +76,8 @@ def candidates(summary: NestSummary, device: Device) -> list[Schedule]:
         found = _fitting(_padded_matmul(summary), summary, device)
     if not found and kind != "map":
         found = _fitting(_map(summary), summary, device)
+    if kind == "matmul":  # f16/bf16 operands on sm_80+: tensor cores (schedule/tensor_core.py)
+        found = [*_fitting(tensor_core.candidates(summary, device), summary, device), *found]
     return found
 
 

@@ -136,6 +136,10 @@ class Device:
     warp_size: int = WARP_SIZE
     shared_banks: int = SHARED_BANKS
     launch_us: float = 3.0
+    tensor_tflops: float = 0.0
+    """Dense f16/bf16 tensor-core peak with f32 accumulation, TFLOP/s (0: none)."""
+    tf32_tflops: float = 0.0
+    """Dense tf32 tensor-core peak, TFLOP/s."""
 
 
 @dataclass(frozen=True)
