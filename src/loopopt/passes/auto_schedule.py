@@ -8,6 +8,8 @@ After:   what the best candidate's pipeline makes of it, e.g. for SGEMM
 
 On the GPU, each function's scratch arrays that make its loops sequential are first expanded
 where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)), and each
+read that sees no write of its nest reads a snapshot taken before it where that makes a
+loop parallel (`array-snapshot` without options: trmm's i); each
 top-level nest that would run as a single-block region with three sequential loops around its
 statements (lu, cholesky, seidel-2d as written) is rescheduled by isl where that leaves one
 sequential loop around parallel nests (`loop-reschedule` after `reduction-to-memory`:
@@ -59,6 +61,7 @@ from loopopt.loops.nest import functions, loop_name, perfect_band
 from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function
+from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.passes.loop_reschedule import reschedule_deep
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
@@ -196,6 +199,7 @@ class AutoSchedulePass(LoopoptPass):
         scratch arrays that make a nest's loops sequential are expanded first (array-expand)."""
         if self.gpu:
             expand_function(fn)
+            snapshot_function(fn)
             for nest in [o for o in fn.body.block.ops if isinstance(o, affine.ForOp)]:
                 reschedule_deep(nest)
         self.walk(ctx, op, fn.body.block, device, out)
