@@ -274,8 +274,8 @@ class _Guards:
 def _unzeroed(value: SSAValue) -> SSAValue:
     """The factor under the `arith.select (c), x, 0` around it (`_zero_past`'s): 0 wherever
     that factor is."""
-    while isinstance(value.owner, arith.SelectOp) and _is_zero(value.owner.false_value):
-        value = value.owner.true_value
+    while isinstance(value.owner, arith.SelectOp) and _is_zero(value.owner.rhs):
+        value = value.owner.lhs
     return value
 
 

@@ -162,7 +162,8 @@ def matmul(
     if padded:  # the thread tile first: pad-tiles pads its loops too, promote sees the pads
         taken = [*(loop.name for loop in summary.loops), *(fresh(summary, f"{n}_t") for n in band)]
         tiles = [fresh_name(set(taken), f"{p}_t") for p in (p0, p1)]
-        boxed = [fresh(summary, f"{n}_t") for n in band if n in varying]  # run their box
+        # run their box (every tile loop: the reorder may move which bounds vary)
+        boxed = [fresh(summary, f"{n}_t") for n in band] if varying else []
         tiling = [thread_tile, PadTilesPass(loops=(*boxed, *tiles, p0, p1, r.k)), *promotes]
     else:
         tiling = [*promotes, thread_tile]
