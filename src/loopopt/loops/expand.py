@@ -119,9 +119,7 @@ def copy_box(
     blocks = [Block(arg_types=[IndexType()]) for _ in range(rank)]
     coords: list[SSAValue] = [b.args[0] for b in blocks]
     dims = [AffineExpr.dimension(d) for d in range(rank)]
-    load = affine.LoadOp(
-        source, coords, affine.AffineMapAttr(AffineMap(rank, 0, (*front, *dims)))
-    )
+    load = affine.LoadOp(source, coords, affine.AffineMapAttr(AffineMap(rank, 0, (*front, *dims))))
     store = affine.StoreOp(load.result, target, coords)
     if not blocks:
         return [load, store]

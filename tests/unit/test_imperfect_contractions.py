@@ -1,0 +1,150 @@
+"""auto-schedule on contractions inside imperfect nests (issue 15): trmm (a snapshot makes i
+parallel, the epilogue is split off, the k nest is a triangular AᵀB) and symm (its k loop is
+distributed, the scatter C[k, j] += … becomes its own nest, interchanged into a triangular
+AᵀB). CPU equivalence of the loop-level part at sizes no tile divides, the emulated mapping of
+the scatter's padded matmul recipe, and the whole functions on the GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polybench_py as pb
+import pytest
+from equivalence import transform
+from gpu_emulator import emulate
+from xdsl.dialects import affine
+from xdsl.passes import PassPipeline
+
+from loopopt.context import make_context, parse_module, verify_ir
+from loopopt.frontend.kernel import Kernel
+from loopopt.loops.func_outline import fresh_function_name, outline_nest
+from loopopt.loops.nest import functions, perfect_band
+from loopopt.runtime.cpu import run_function
+from loopopt.schedule import recipes
+from loopopt.schedule.nests import expose_nests
+from loopopt.schedule.roles import matmul_roles
+from loopopt.schedule.summary import summarize, summarize_module
+from loopopt.universe import all_passes
+
+M, N = 45, 37
+"""Sizes no tile of the padded matmul recipe divides."""
+
+INPUTS = {
+    "symm": lambda g: [1.5, 1.2, pb._r(g, M, N), pb._r(g, M, M), pb._r(g, M, N)],
+    "trmm": lambda g: [1.5, pb._r(g, M, M), pb._r(g, M, N)],
+}
+
+
+def _copies(args: list[Any]) -> list[Any]:
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _scheduled(name: str, args: list[Any], pipeline: str) -> Any:
+    module = Kernel(pb.CASES[name][0]).module(*args)
+    PassPipeline.parse_spec(all_passes(), pipeline).apply(make_context(), module)
+    verify_ir(module, "scheduled")
+    return module
+
+
+def test_symm_is_split_into_its_epilogue_nest_and_a_matmul_scatter(
+    rng: np.random.Generator,
+) -> None:
+    """expose_nests distributes symm's k loop first (the band's body is one group: the temp2
+    reduction feeds C[i, j]'s statement), then j and i: the temp2 nest, then the scatter,
+    whose summary has matmul roles with i (the outer loop) as the reduction."""
+    module = Kernel(pb.symm).module(*INPUTS["symm"](rng))
+    (fn,) = functions(module)
+    nest = next(op for op in fn.body.block.ops if isinstance(op, affine.ForOp))
+    parts, changed = expose_nests(nest, "test")
+    assert changed and parts is not None and len(parts) == 2
+    assert [len(perfect_band(p)) for p in parts] == [2, 3]
+    callee, _ = outline_nest(parts[1], module, fresh_function_name(module, "scatter"))
+    roles = matmul_roles(summarize(callee))
+    assert roles is not None and (roles.c, roles.k) == ("C", "i")
+
+
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_the_loop_level_schedules_compute_the_same_on_the_cpu(
+    name: str, rng: np.random.Generator
+) -> None:
+    """auto-schedule{gpu=false}: the parts and their padded matmul tiles, on the CPU."""
+    args = INPUTS[name](rng)
+    expected = _copies(args)
+    pb.CASES[name][0](*expected)
+    module = _scheduled(name, args, "auto-schedule{device=sm_90 gpu=false}")
+    got = _copies(args)
+    run_function(module, name, got)
+    for g, e in zip(got, expected, strict=True):
+        if isinstance(e, np.ndarray):
+            np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-10)
+
+
+SCATTER = f"""
+func.func @scatter(%alpha: f32, %C: memref<{M}x{N}xf32>, %A: memref<{M}x{M}xf32>,
+                   %B: memref<{M}x{N}xf32>) {{
+  affine.for %i = 0 to {M} {{
+    affine.for %j = 0 to {N} {{
+      affine.for %k = 0 to affine_map<(d0) -> (d0)>(%i) {{
+        %c = affine.load %C[%k, %j] : memref<{M}x{N}xf32>
+        %b = affine.load %B[%i, %j] : memref<{M}x{N}xf32>
+        %s = arith.mulf %alpha, %b : f32
+        %a = affine.load %A[%i, %k] : memref<{M}x{M}xf32>
+        %p = arith.mulf %s, %a : f32
+        %t = arith.addf %c, %p : f32
+        affine.store %t, %C[%k, %j] : memref<{M}x{N}xf32>
+      }} {{loopopt.name = "k"}}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  func.return
+}}
+"""
+"""symm's scatter once distributed: C[k, j] += alpha B[i, j] A[i, k] over k < i."""
+
+
+def test_emulated_padded_scatter() -> None:
+    """The recipe interchanges i innermost (i = k + 1 to m: its lower bound varies) and pads
+    every tile loop; mapped onto thread blocks (scalar-replace left out, as in test_pad)."""
+    summary = summarize_module(parse_module(SCATTER, "scatter"))
+    schedule = recipes.matmul(summary, 32, 32, 8, 4, 4, pipelined=False, padded=True)
+    assert schedule.pipeline.startswith("loop-interchange{loops=i,j,k permutation=2,0,1}")
+    pipeline = schedule.pipeline.replace(",scalar-replace{loop=i_t}", "")
+    module = parse_module(transform(SCATTER, pipeline))
+    rng = np.random.default_rng(6)
+    c, a, b = (rng.standard_normal(s).astype(np.float32) for s in ((M, N), (M, M), (M, N)))
+    want = c.astype(np.float64) + 1.5 * np.tril(a.astype(np.float64), -1).T @ b.astype(np.float64)
+    emulate(module, reverse=True)
+    run_function(module, "scatter", [np.float32(1.5), c, a, b])
+    assert np.abs(c - want).max() < 1e-4
+
+
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_the_contraction_gets_the_matmul_recipe_on_the_gpu(
+    name: str, rng: np.random.Generator
+) -> None:
+    """One kernel with a register tile (its threads on the tile loops `*_t2`) and shared tiles,
+    where the default mapping ran one block with a sequential loop."""
+    args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in INPUTS[name](rng)]
+    module = _scheduled(name, args, "auto-schedule{device=sm_90}")
+    mappings = [
+        str(op.attributes.get("loopopt.mapping")) for op in module.walk() if op.name == "gpu.func"
+    ]
+    assert sum('_t2"' in m for m in mappings) == 1, mappings
+    assert not any("one block" in m for m in mappings), mappings
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_whole_functions_on_the_gpu(name: str, rng: np.random.Generator) -> None:
+    """The default (auto) schedule on the GPU: the padded matmul recipe with its cp.async ring
+    on the triangle, which the emulator cannot run."""
+    import loopopt
+
+    f = pb.CASES[name][0]
+    args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in INPUTS[name](rng)]
+    expected = [a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args]
+    f(*expected)
+    loopopt.kernel(f)(*args, target="gpu")
+    for g, e in zip(args, expected, strict=True):
+        if isinstance(e, np.ndarray):
+            np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-3)
