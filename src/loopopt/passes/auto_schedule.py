@@ -225,34 +225,55 @@ class AutoSchedulePass(LoopoptPass):
     def exposed(
         self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
     ) -> affine.ForOp | None:
-        """Split `nest`'s band (`expose_nests`) and schedule the parts, when each part that
-        holds a loop from inside the band gets a schedule (None); otherwise the nest as it was
-        (`nest` or, where the split went part of the way, a copy of it in its place)."""
+        """Split `nest`'s band (`split`) and schedule the parts, when each part that holds a
+        loop from inside the band gets a schedule (None); otherwise the nest as it was (`nest`
+        or, where a split changed it, a copy of it in its place)."""
         original = nest.clone()
-        depth = len(perfect_band(nest))
-        parts, changed = expose_nests(nest, self.name)
-        deep = [p for p in parts or [] if len(perfect_band(p)) > depth]
-        if (
-            parts is not None
-            and deep
-            and all(candidate(p) and self.place(ctx, op, p, device, out, dry=True) for p in deep)
-        ):
+        block = nest.parent_block()
+        assert block is not None
+        before, after = nest.prev_op, nest.next_op
+        parts, changed = self.split(ctx, op, nest, device, out)
+        if parts is not None:
             for part in parts:
                 if candidate(part):
                     self.place(ctx, op, part, device, out)
             original.erase()  # a detached copy keeps uses of the function's values
             return None
-        if parts is not None:
-            Rewriter.insert_op(original, InsertPoint.before(parts[0]))
-            for part in parts:
-                part.detach()
-                part.erase()
-            return original
         if not changed:
             original.erase()
             return nest
-        Rewriter.replace_op(nest, original)  # split in part
+        current = before.next_op if before is not None else block.first_op
+        while current is not None and current is not after:
+            following = current.next_op
+            current.detach()
+            current.erase()
+            current = following
+        block.insert_op_before(original, after) if after is not None else block.add_op(original)
         return original
+
+    def split(
+        self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
+    ) -> tuple[list[affine.ForOp] | None, bool]:
+        """The parts `expose_nests` splits `nest` into, when some part holds a loop from inside
+        its band and each such part has candidates, or is split the same way in turn (doitgen's
+        `sum[p] = 0` beside its s loop: a fill and a batched contraction); else None. And
+        whether the IR changed."""
+        depth = len(perfect_band(nest))
+        parts, changed = expose_nests(nest, self.name)
+        if parts is None or not any(len(perfect_band(p)) > depth for p in parts):
+            return None, changed
+        found: list[affine.ForOp] = []
+        for part in parts:
+            if len(perfect_band(part)) <= depth or (
+                candidate(part) and self.place(ctx, op, part, device, out, dry=True)
+            ):
+                found.append(part)
+                continue
+            inner, _ = self.split(ctx, op, part, device, out) if candidate(part) else (None, False)
+            if inner is None:
+                return None, True
+            found += inner
+        return found, True
 
     def place(
         self,

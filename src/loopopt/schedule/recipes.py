@@ -114,9 +114,9 @@ def matmul(
             "(its tiles are padded: padded=True)"
         )
     band = [name for name in (loop.name for loop in summary.loops) if name != r.k] + [r.k]
-    size = {r.i: bm, r.j: bn, r.k: bk}
+    size = {r.i: bm, r.j: bn, r.k: bk, **dict.fromkeys(r.batch, 1)}  # a block per batch
     thread = {r.i: tm, r.j: tn}
-    p0, p1 = band[0], band[1]
+    p0, p1 = [name for name in band if name not in r.batch][:2]
     kt = fresh(summary, f"{r.k}_t")
     threads = (bn // tn, bm // tm, 1)
     mapping = GpuMapLoopsPass(
@@ -140,7 +140,8 @@ def matmul(
     compute = [_unroll_full(name) for name in (r.k, p1, p0)]
     ring = stages if stages >= 2 else 0
     pipelined = pipelined and not ring
-    transposed = () if ring else tuple(o.key for o in r.operands if o.k_last)
+    # a batched operand keeps its layout (promote's transpose reverses every dimension)
+    transposed = () if ring or r.batch else tuple(o.key for o in r.operands if o.k_last)
     copy_ahead: list[ModulePass] = []
     if ring:
         copy_ahead = [PipelineCopiesPass(loop=kt, stages=ring, cp_async=True)]
