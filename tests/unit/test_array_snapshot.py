@@ -167,7 +167,7 @@ def test_the_padded_recipe_runs_the_triangle_on_the_cpu(rng: np.random.Generator
     summary = summarize_module(parse_module(text, "tri"))
     pipeline = recipes.matmul(summary, 32, 32, 8, 4, 2, pipelined=False, padded=True).pipeline
     loop_level = pipeline.split(",gpu-map-loops")[0]
-    assert "pad-tiles{loops=k_t," in loop_level
+    assert "pad-tiles{loops=i_t,j_t,k_t," in loop_level
     arrays = [rng.standard_normal(s).astype(np.float32) for s in ((m, m), (m, n), (m, n))]
     assert_equivalent(text, "tri", arrays, loop_level, rtol=1e-4)
 

@@ -1,8 +1,10 @@
 """auto-schedule on contractions inside imperfect nests (issue 15): trmm (a snapshot makes i
-parallel, the epilogue is split off, the k nest is a triangular AᵀB) and symm (its k loop is
+parallel, the epilogue is split off, the k nest is a triangular AᵀB), symm (its k loop is
 distributed, the scatter C[k, j] += … becomes its own nest, interchanged into a triangular
-AᵀB). CPU equivalence of the loop-level part at sizes no tile divides, the emulated mapping of
-the scatter's padded matmul recipe, and the whole functions on the GPU."""
+AᵀB) and doitgen (sum expanded, its fill split off: a batched matmul, a block per r). CPU
+equivalence of the loop-level part at sizes no tile divides, the emulated mapping of the
+scatter's and the batched contraction's padded matmul recipe, and the whole functions on the
+GPU."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ M, N = 45, 37
 INPUTS = {
     "symm": lambda g: [1.5, 1.2, pb._r(g, M, N), pb._r(g, M, M), pb._r(g, M, N)],
     "trmm": lambda g: [1.5, pb._r(g, M, M), pb._r(g, M, N)],
+    "doitgen": lambda g: [pb._r(g, 7, 5, N), pb._r(g, N, N), pb._r(g, N)],
 }
 
 
@@ -68,11 +71,13 @@ def test_symm_is_split_into_its_epilogue_nest_and_a_matmul_scatter(
 def test_the_loop_level_schedules_compute_the_same_on_the_cpu(
     name: str, rng: np.random.Generator
 ) -> None:
-    """auto-schedule{gpu=false}: the parts and their padded matmul tiles, on the CPU."""
+    """What auto-schedule does on the GPU up to the mapping: the expansion and the snapshot,
+    then the parts and their padded matmul tiles (gpu=false), on the CPU."""
     args = INPUTS[name](rng)
     expected = _copies(args)
     pb.CASES[name][0](*expected)
-    module = _scheduled(name, args, "auto-schedule{device=sm_90 gpu=false}")
+    pipeline = "array-expand,array-snapshot,auto-schedule{device=sm_90 gpu=false}"
+    module = _scheduled(name, args, pipeline)
     got = _copies(args)
     run_function(module, name, got)
     for g, e in zip(got, expected, strict=True):
@@ -148,3 +153,65 @@ def test_whole_functions_on_the_gpu(name: str, rng: np.random.Generator) -> None
     for g, e in zip(args, expected, strict=True):
         if isinstance(e, np.ndarray):
             np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-3)
+
+
+BATCHED = """
+func.func @bmm(%A: memref<7x5x19xf32>, %C4: memref<19x19xf32>, %X: memref<7x5x19xf32>) {
+  affine.for %r = 0 to 7 {
+    affine.for %q = 0 to 5 {
+      affine.for %p = 0 to 19 {
+        affine.for %s = 0 to 19 {
+          %x = affine.load %X[%r, %q, %p] : memref<7x5x19xf32>
+          %a = affine.load %A[%r, %q, %s] : memref<7x5x19xf32>
+          %c = affine.load %C4[%s, %p] : memref<19x19xf32>
+          %m = arith.mulf %a, %c : f32
+          %n = arith.addf %x, %m : f32
+          affine.store %n, %X[%r, %q, %p] : memref<7x5x19xf32>
+        } {loopopt.name = "s"}
+      } {loopopt.name = "p"}
+    } {loopopt.name = "q"}
+  } {loopopt.name = "r"}
+  func.return
+}
+"""
+"""doitgen's contraction once sum is expanded (X) and its fill split off."""
+
+
+def test_batched_contraction_roles() -> None:
+    """r indexes X ahead of q and p, and A too: a batch loop; a read indexed by a batch loop
+    and a single other loop is no operand."""
+    roles = matmul_roles(summarize_module(parse_module(BATCHED, "bmm")))
+    assert roles is not None
+    assert (roles.batch, roles.i, roles.j, roles.k, roles.c) == (("r",), "q", "p", "s", "X")
+    assert [o.array for o in roles.operands] == ["A", "C4"]
+    odd = BATCHED.replace("%C4[%s, %p] : memref<19x19xf32>", "%X[%r, %s, %p] : memref<7x5x19xf32>")
+    assert matmul_roles(summarize_module(parse_module(odd, "bmm"))) is None
+    inner = BATCHED.replace("%A[%r, %q, %s]", "%A[%q, %r, %s]").replace(
+        "%X[%r, %q, %p] : memref<7x5x19xf32>", "%X[%q, %r, %p] : memref<7x5x19xf32>"
+    )
+    assert matmul_roles(summarize_module(parse_module(inner, "bmm"))) is None  # r not outermost
+
+
+def test_emulated_padded_batched_contraction() -> None:
+    """A block per batch iteration (grid z), the matmul's tiles on x and y."""
+    summary = summarize_module(parse_module(BATCHED, "bmm"))
+    schedule = recipes.matmul(summary, 32, 32, 8, 4, 4, pipelined=False, padded=True)
+    assert schedule.pipeline.startswith("loop-tile{tile-sizes=1,32,32,8}")
+    module = parse_module(
+        transform(BATCHED, schedule.pipeline.replace(",scalar-replace{loop=s_t}", ""))
+    )
+    mapping = [
+        str(op.attributes["loopopt.mapping"]) for op in module.walk() if op.name == "gpu.func"
+    ]
+    assert mapping == [
+        '{block_x = "p_t", thread_x = "p_t2", block_y = "q_t", thread_y = "q_t2", '
+        'block_z = "r_t", thread_z = "r"}'
+    ]
+    rng = np.random.default_rng(7)
+    a, c, x = (
+        rng.standard_normal(s).astype(np.float32) for s in ((7, 5, 19), (19, 19), (7, 5, 19))
+    )
+    want = x.astype(np.float64) + np.einsum("rqs,sp->rqp", a.astype(np.float64), c)
+    emulate(module, reverse=True)
+    run_function(module, "bmm", [a, c, x])
+    assert np.abs(x - want).max() < 1e-4
