@@ -39,6 +39,12 @@ INPUTS = {
 }
 
 
+ALSO_ON_THE_CPU = {
+    "covariance": lambda g: [float(N), pb._r(g, N, M), np.zeros((M, M)), np.zeros(M)],
+}
+"""Nests whose upper triangle (j from i) the padded matmul recipe now takes as well."""
+
+
 def _copies(args: list[Any]) -> list[Any]:
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
@@ -67,13 +73,13 @@ def test_symm_is_split_into_its_epilogue_nest_and_a_matmul_scatter(
     assert roles is not None and (roles.c, roles.k) == ("C", "i")
 
 
-@pytest.mark.parametrize("name", sorted(INPUTS))
+@pytest.mark.parametrize("name", sorted([*INPUTS, *ALSO_ON_THE_CPU]))
 def test_the_loop_level_schedules_compute_the_same_on_the_cpu(
     name: str, rng: np.random.Generator
 ) -> None:
     """What auto-schedule does on the GPU up to the mapping: the expansion and the snapshot,
     then the parts and their padded matmul tiles (gpu=false), on the CPU."""
-    args = INPUTS[name](rng)
+    args = {**INPUTS, **ALSO_ON_THE_CPU}[name](rng)
     expected = _copies(args)
     pb.CASES[name][0](*expected)
     pipeline = "array-expand,array-snapshot,auto-schedule{device=sm_90 gpu=false}"
@@ -215,3 +221,40 @@ def test_emulated_padded_batched_contraction() -> None:
     emulate(module, reverse=True)
     run_function(module, "bmm", [a, c, x])
     assert np.abs(x - want).max() < 1e-4
+
+
+UPPER = f"""
+func.func @upper(%D: memref<{N}x{M}xf32>, %C: memref<{M}x{M}xf32>) {{
+  affine.for %i = 0 to {M} {{
+    affine.for %j = affine_map<(d0) -> (d0)>(%i) to {M} {{
+      affine.for %k = 0 to {N} {{
+        %c = affine.load %C[%i, %j] : memref<{M}x{M}xf32>
+        %a = affine.load %D[%k, %i] : memref<{N}x{M}xf32>
+        %b = affine.load %D[%k, %j] : memref<{N}x{M}xf32>
+        %m = arith.mulf %a, %b : f32
+        %n = arith.addf %c, %m : f32
+        affine.store %n, %C[%i, %j] : memref<{M}x{M}xf32>
+      }} {{loopopt.name = "k"}}
+    }} {{loopopt.name = "j"}}
+  }} {{loopopt.name = "i"}}
+  func.return
+}}
+"""
+"""covariance's upper triangle (j from i): the thread tile loop j_t2 starts at max(j_t, i)."""
+
+
+def test_emulated_padded_upper_triangle() -> None:
+    """j's tile loops run from their tile's start on their step's grid (the points keep
+    j >= i as a guard): C's elements below the diagonal stay as they were."""
+    summary = summarize_module(parse_module(UPPER, "upper"))
+    schedule = recipes.matmul(summary, 32, 32, 8, 4, 4, pipelined=False, padded=True)
+    module = parse_module(
+        transform(UPPER, schedule.pipeline.replace(",scalar-replace{loop=k_t}", ""))
+    )
+    rng = np.random.default_rng(8)
+    d, c = (rng.standard_normal(s).astype(np.float32) for s in ((N, M), (M, M)))
+    full = c.astype(np.float64) + d.T.astype(np.float64) @ d.astype(np.float64)
+    want = np.where(np.triu(np.ones((M, M), bool)), full, c)
+    emulate(module, reverse=True)
+    run_function(module, "upper", [d, c])
+    assert np.abs(c - want).max() < 1e-4

@@ -92,7 +92,8 @@ def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
             size = constant_difference(end, start, len(builder.values))
             if size is not None and size > 0 and size % step_of(loop) == 0:
                 tiles.append((first, k))
-    if len(starts) > 1 and (not tiles or step_of(loop) != 1):
+    step = step_of(loop)
+    if len(starts) > 1 and (not tiles or (step != 1 and not _tile_loop(loop))):
         raise LoopoptError(f"{pass_name}: loop '{name}' has a max lower bound", op=loop)
     if not tiles:
         box = _box_bounds(loop)
@@ -109,7 +110,9 @@ def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
         )
     first, keep = tiles[0]
     dropped = [_result(upper, k) for k in range(len(ends)) if k != keep]
-    dropped_lower = [_result(lower, k) for k in range(len(starts)) if k != first]
+    # a tile loop's points keep their own lower bounds (a tile that starts below one may
+    # still hold points above it)
+    dropped_lower = [_result(lower, k) for k in range(len(starts)) if k != first and step == 1]
     if dropped or dropped_lower:
         set_bounds(loop, lower=_result(lower, first), upper=_result(upper, keep))
     return Padded(loop, dropped, dropped_lower)
