@@ -7,9 +7,9 @@ After:   what the best candidate's pipeline makes of it, e.g. for SGEMM
          loop-tile{tile-sizes=128,64,16},promote{arrays=A loop=k_t …},…,gpu-map-loops{block=16,16},…
 
 On the GPU, each function's scratch arrays that make its loops sequential are first expanded
-where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)), and each
-read that sees no write of its nest reads a snapshot taken before it where that makes a
-loop parallel (`array-snapshot` without options: trmm's i); each
+where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)), reads that
+see no write of their nest read a copy taken before it where that makes a loop parallel
+(`array-snapshot` without options: trmm's i), and each
 top-level nest that would run as a single-block region with three sequential loops around its
 statements (lu, cholesky, seidel-2d as written) is rescheduled by isl where that leaves one
 sequential loop around parallel nests (`loop-reschedule` after `reduction-to-memory`:
@@ -23,8 +23,9 @@ registers are already out), rank them by the model's predicted time (schedule/co
 ties keep the space's order, so the choice is deterministic; rankings are kept per summary and
 device), apply the first one's pipeline to that function and inline it back. A nest without
 candidates may still get one for a part: the statements beside an inner loop are split off
-(`expose_nests`) when every part holding that loop then has candidates; otherwise it is left as
-it was. `map` candidates with a sequential loop inside or around their threads are left to
+(`expose_nests`) when every part holding that loop then has candidates, or is split so in turn
+(doitgen: the fill of `sum` beside its s loop, then a batched contraction); otherwise it is left
+as it was. `map` candidates with a sequential loop inside or around their threads are left to
 gpu-map-loops (its reduction strategies and loop order do better). On the GPU, `gpu-map-loops`
 then maps the rest of the function (regions, reductions, nests without a summary). `explain`
 prints, per nest, the top `top` candidates with their breakdowns to stderr, the chosen one
@@ -47,7 +48,7 @@ from xdsl.context import Context
 from xdsl.dialects import affine, builtin, func, gpu
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import Rewriter
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.func_outline import (
@@ -248,7 +249,10 @@ class AutoSchedulePass(LoopoptPass):
             current.detach()
             current.erase()
             current = following
-        block.insert_op_before(original, after) if after is not None else block.add_op(original)
+        if after is not None:
+            block.insert_op_before(original, after)
+        else:
+            block.add_op(original)
         return original
 
     def split(
