@@ -113,7 +113,7 @@ def matmul(
             f"matmul recipe: loop '{varying[0]}' of @{summary.func} has bounds that vary "
             "(its tiles are padded: padded=True)"
         )
-    band = [name for name in (loop.name for loop in summary.loops) if name != r.k] + [r.k]
+    band = [*r.batch, r.i, r.j, r.k]  # i outside j: j on threadIdx.x, as x_loop says
     size = {r.i: bm, r.j: bn, r.k: bk, **dict.fromkeys(r.batch, 1)}  # a block per batch
     thread = {r.i: tm, r.j: tn}
     p0, p1 = [name for name in band if name not in r.batch][:2]
