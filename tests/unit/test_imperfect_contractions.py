@@ -41,6 +41,7 @@ INPUTS = {
 
 ALSO_ON_THE_CPU = {
     "covariance": lambda g: [float(N), pb._r(g, N, M), np.zeros((M, M)), np.zeros(M)],
+    "correlation": lambda g: [float(N), pb._r(g, N, M), np.zeros((M, M)), np.zeros(M), np.zeros(M)],
 }
 """Nests whose upper triangle (j from i) the padded matmul recipe now takes as well."""
 
