@@ -146,14 +146,15 @@ def test_the_contraction_gets_the_matmul_recipe_on_the_gpu(
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(INPUTS))
+@pytest.mark.parametrize("name", sorted([*INPUTS, *ALSO_ON_THE_CPU]))
 def test_whole_functions_on_the_gpu(name: str, rng: np.random.Generator) -> None:
     """The default (auto) schedule on the GPU: the padded matmul recipe with its cp.async ring
     on the triangle, which the emulator cannot run."""
     import loopopt
 
     f = pb.CASES[name][0]
-    args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in INPUTS[name](rng)]
+    made = {**INPUTS, **ALSO_ON_THE_CPU}[name](rng)
+    args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in made]
     expected = [a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args]
     f(*expected)
     loopopt.kernel(f)(*args, target="gpu")

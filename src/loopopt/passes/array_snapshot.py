@@ -25,7 +25,8 @@ buffer is a device allocation the host makes once).
 `array=X`: every such read of X in each top-level nest that writes X reads the snapshot;
 refused with the reason (one flow dependence into a read) when no read of X in any nest
 qualifies. Without options: in each function (or `func=`), the reads whose snapshot makes some
-loop parallel (every dependence that loop carries is an anti dependence from such a read).
+loop parallel (every dependence that loop carries is an anti dependence from such a read), in
+nests of at most 12 loops (array-expand's MAX_DEPTH: the analysis grows with the depth).
 `auto-schedule` runs this before it maps a function on the GPU.
 """
 
@@ -43,13 +44,21 @@ from loopopt.analysis.snapshot import freeing, refusal, unflowed
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.snapshot import snapshot
 from loopopt.passes import LoopoptPass
+from loopopt.passes.array_expand import MAX_DEPTH
+
+
+def _depth(loop: affine.ForOp) -> int:
+    """The most loops around any op of `loop`'s body, `loop` included."""
+    inner = [op for op in loop.body.ops if isinstance(op, affine.ForOp)]
+    return 1 + max((_depth(op) for op in inner), default=0)
 
 
 def snapshot_function(fn: Operation) -> int:
-    """Every snapshot that frees a loop in `fn`'s top-level nests; how many were made."""
+    """Every snapshot that frees a loop in `fn`'s top-level nests of at most MAX_DEPTH loops;
+    how many were made."""
     made = 0
     for nest in outermost_loops(fn):
-        if enclosing_loops(nest):
+        if enclosing_loops(nest) or _depth(nest) > MAX_DEPTH:
             continue
         for array, reads in freeing(nest).items():
             loads = [a.op for a in reads if isinstance(a.op, affine.LoadOp)]
