@@ -143,8 +143,8 @@ def test_whole_functions_on_the_cpu_match_plain_python(name: str, rng: np.random
 
 
 @pytest.mark.parametrize(
-    "name", ["jacobi_2d", "atax", "gemver", "fdtd_2d", "covariance", "lu", "cholesky", "seidel_2d"]
-)
+    "name", ["jacobi_2d", "atax", "gemver", "fdtd_2d", "lu", "cholesky", "seidel_2d"]
+)  # covariance's product now takes the padded matmul recipe: test_imperfect_contractions
 def test_whole_functions_on_the_emulated_gpu_match_plain_python(
     name: str, rng: np.random.Generator
 ) -> None:

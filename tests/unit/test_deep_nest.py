@@ -111,6 +111,7 @@ PERFECT = {
     "loop-fuse": DEPTH,
     "loop-reschedule": DEPTH,
     "array-expand": DEPTH,
+    "array-snapshot": DEPTH,
     "scalar-replace,reduction-to-memory{scratch}": DEPTH,
     "loopopt-lower-to-llvm": 0,
     "gpu-map-loops,loopopt-lower-gpu-to-nvvm": None,

@@ -133,6 +133,17 @@ func.func @lu(%A: memref<?x?xf64>, %n: index) {
 }
 """
 
+SHIFT = """
+func.func @shift(%A: memref<64xf32>) {
+  affine.for %i = 0 to 63 {
+    %a = affine.load %A[%i + 1] : memref<64xf32>
+    affine.store %a, %A[%i] : memref<64xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+"""A[i] = A[i + 1]: the read sees no write of the loop (array-snapshot makes i parallel)."""
+
 CASES: dict[str, tuple[str, str]] = {
     "loop-name": (MATMUL, "loop-name"),
     "raise-scf-to-affine": (SCF, "raise-scf-to-affine"),
@@ -147,6 +158,7 @@ CASES: dict[str, tuple[str, str]] = {
     "loop-fuse": (TWO_STATEMENTS, "loop-fuse{loops=i,j}"),
     "loop-reschedule": (LU, "loop-reschedule"),
     "array-expand": (SCRATCH, "array-expand"),
+    "array-snapshot": (SHIFT, "array-snapshot"),
     "reduction-to-memory": (MATMUL, "scalar-replace{loop=k},reduction-to-memory"),
     "pad-tiles": (MATMUL, PAD),
     "loop-mark-parallel": (MATMUL, "loop-mark-parallel"),

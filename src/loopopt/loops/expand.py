@@ -101,27 +101,39 @@ def _copy_out(
     array: SSAValue, buffer: SSAValue, plan: Expansion, taken: set[str | None]
 ) -> list[Operation]:
     """The nest array[e] = buffer[last iteration, e] over the box the iterations write."""
-    rank = len(plan.written)
+    last = [AffineExpr.constant(trip - 1) for trip in plan.trips]
+    return copy_box(array, buffer, plan.written, last, f"{array.name_hint or 'array'}_out", taken)
+
+
+def copy_box(
+    target: SSAValue,
+    source: SSAValue,
+    box: Sequence[tuple[int, int]],
+    front: Sequence[AffineExpr],
+    base: str,
+    taken: set[str | None],
+) -> list[Operation]:
+    """The nest target[e] = source[*front, e] over `box` ([lo, hi) per dimension), its loops
+    named `<base><d>` (fresh among `taken`, which gets them)."""
+    rank = len(box)
     blocks = [Block(arg_types=[IndexType()]) for _ in range(rank)]
     coords: list[SSAValue] = [b.args[0] for b in blocks]
-    last = [AffineExpr.constant(trip - 1) for trip in plan.trips]
     dims = [AffineExpr.dimension(d) for d in range(rank)]
-    load = affine.LoadOp(buffer, coords, affine.AffineMapAttr(AffineMap(rank, 0, (*last, *dims))))
-    store = affine.StoreOp(load.result, array, coords)
+    load = affine.LoadOp(source, coords, affine.AffineMapAttr(AffineMap(rank, 0, (*front, *dims))))
+    store = affine.StoreOp(load.result, target, coords)
     if not blocks:
         return [load, store]
     blocks[-1].add_ops([load, store])
     nest: affine.ForOp | None = None
-    base = array.name_hint or "array"
     for d in reversed(range(rank)):
         if nest is not None:
             blocks[d].add_op(nest)
         blocks[d].add_op(affine.YieldOp.get())
-        lo, hi = plan.written[d]
+        lo, hi = box[d]
         nest = affine.ForOp.from_region(
             [], [], [], [], _const_map(lo), _const_map(hi), Region(blocks[d])
         )
-        name = fresh_name(taken, f"{base}_out{d}")
+        name = fresh_name(taken, f"{base}{d}")
         taken.add(name)
         coords[d].name_hint = name
         nest.attributes[LOOP_NAME] = StringAttr(name)

@@ -4,7 +4,11 @@ A point loop of a tile (`loop-tile` makes them: `%it to min(%it + 32, 1000)`) ru
 tile instead (`%it to %it + 32`: a constant trip count, so it unrolls, maps onto a fixed number
 of threads, keeps its register tile), and a loop with a constant lower bound and an upper bound
 that varies with outer loops (a triangle's `%j = 0 to %i + 1`, its tile loop
-`%jt = 0 to %it + 64 step 64`) runs its bounding box (`%jt = 0 to 1153 step 64`, islpy).
+`%jt = 0 to %it + 64 step 64`) runs its bounding box (`%jt = 0 to 1153 step 64`, islpy), and
+so does a loop of step 1 whose lower bound varies (`%k = %i + 1 to 1000` runs `1 to 1000`).
+A point loop whose lower bound is a max (`max(%kt, %i + 1)`: a tile of trmm's `%k = %i + 1 to
+1000`) runs from the result its upper bound is a full tile of (`%kt to %kt + 8`, step 1): the
+iterations below the dropped lower bounds are an extension too, guarded the same way.
 The iterations past the original bounds (the extension)
 must not change the result, so every access under a padded loop that may leave its array is
 guarded (loops/padded_access.py): a load reads 0 outside the array, a store writes only inside.
@@ -34,7 +38,7 @@ hold in the padded domain are left out, so accesses that never leave their array
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects import affine, arith, memref
 from xdsl.dialects.builtin import AffineMapAttr, FloatAttr, IntegerAttr, UnitAttr
@@ -65,10 +69,12 @@ _NO_EFFECT = (affine.ForOp, affine.YieldOp, affine.IfOp, affine.ApplyOp, affine.
 @dataclass
 class Padded:
     """A loop padded to its full tile, with the upper-bound results that padding dropped (the
-    original loop ran while its IV was below each of them)."""
+    original loop ran while its IV was below each of them) and the lower-bound results it
+    dropped (the original loop started at their max)."""
 
     loop: affine.ForOp
     dropped: list[Bound]
+    dropped_lower: list[Bound] = field(default_factory=list[Bound])
 
 
 def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
@@ -77,40 +83,82 @@ def pad_loop(loop: affine.ForOp, pass_name: str = "pad-tiles") -> Padded:
     if loop.inits:
         raise LoopoptError(f"{pass_name}: loop '{name}' carries values (iter_args)", op=loop)
     lower, upper = lower_bound(loop), upper_bound(loop)
-    if len(lower.map.results) != 1:
-        raise LoopoptError(f"{pass_name}: loop '{name}' has a max lower bound", op=loop)
     builder = MapBuilder()
-    [start] = builder.exprs(lower)
+    starts = builder.exprs(lower)
     ends = builder.exprs(upper)
-    sizes = [constant_difference(end, start, len(builder.values)) for end in ends]
-    full = [k for k, size in enumerate(sizes) if size is not None and size > 0]
-    if not full:
-        box = _box_upper(loop)
+    tiles: list[tuple[int, int]] = []  # (lower result, upper result `lower + N`)
+    for first, start in enumerate(starts):
+        for k, end in enumerate(ends):
+            size = constant_difference(end, start, len(builder.values))
+            if size is not None and size > 0 and size % step_of(loop) == 0:
+                tiles.append((first, k))
+    step = step_of(loop)
+    if len(starts) > 1 and (not tiles or (step != 1 and not _tile_loop(loop))):
+        raise LoopoptError(f"{pass_name}: loop '{name}' has a max lower bound", op=loop)
+    if not tiles:
+        box = _box_bounds(loop)
         if box is not None:
-            set_bounds(loop, upper=Bound.constant(box))
-            return Padded(loop, [_result(upper, k) for k in range(len(ends))])
-    if not full or sizes[full[0]] % step_of(loop):  # type: ignore[operator]
+            varies = bool(lower.map.num_dims or lower.map.num_symbols)
+            set_bounds(loop, lower=Bound.constant(box[0]), upper=Bound.constant(box[1]))
+            below = [lower] if varies and step_of(loop) == 1 else []  # a tile: its points
+            return Padded(loop, [_result(upper, k) for k in range(len(ends))], below)
         raise LoopoptError(
             f"{pass_name}: loop '{name}' is not a tile (no upper bound 'lower + N', N a "
-            "multiple of the step) nor a loop whose upper bound varies with outer loops",
+            "multiple of the step) nor a loop whose bounds vary with outer loops (its lower "
+            "bound constant, or its step 1)",
             op=loop,
         )
-    keep = full[0]
+    first, keep = tiles[0]
     dropped = [_result(upper, k) for k in range(len(ends)) if k != keep]
-    if dropped:
-        set_bounds(loop, upper=_result(upper, keep))
-    return Padded(loop, dropped)
+    # a tile loop's points keep their own lower bounds (a tile that starts below one may
+    # still hold points above it)
+    dropped_lower = [_result(lower, k) for k in range(len(starts)) if k != first and step == 1]
+    if dropped or dropped_lower:
+        set_bounds(loop, lower=_result(lower, first), upper=_result(upper, keep))
+    return Padded(loop, dropped, dropped_lower)
 
 
-def _box_upper(loop: affine.ForOp) -> int | None:
-    """Past the last iteration of `loop` over its bounding box (analysis/box.py), when its
-    lower bound is a constant and its upper bound an affine function of outer IVs (a triangle:
-    `%j = 0 to %i + 1`); else None."""
+def _box_bounds(loop: affine.ForOp) -> tuple[int, int] | None:
+    """The first iteration of `loop` over its bounding box (analysis/box.py) and past its last,
+    when its bounds are affine functions of outer IVs (a triangle: `%j = 0 to %i + 1`, `%k =
+    %i + 1 to 1000`) and its lower bound one result; else None. A lower bound that varies with
+    a step other than 1 moves the grid of the iterations: only a tile loop (`_tile_loop`) may
+    start lower, on a multiple of its step (its point loops' own bounds keep their range)."""
     lower = loop.lowerBoundMap.data
-    if lower.num_dims or lower.num_symbols or len(lower.results) != 1:
+    if len(lower.results) != 1:
+        return None
+    step = step_of(loop)
+    moving = bool(lower.num_dims or lower.num_symbols) and step != 1
+    if moving and not _tile_loop(loop):
         return None
     box = band_box([*enclosing_loops(loop), loop])
-    return box[-1][1] + 1 if box is not None else None
+    if box is None:
+        return None
+    lo, hi = box[-1]
+    return (lo - lo % step if moving else lo, hi + 1)
+
+
+def _tile_loop(loop: affine.ForOp) -> bool:
+    """Every use of `loop`'s IV is in the bounds of a loop under it, as a lower bound result
+    `iv` and an upper bound result `iv + step` (loop-tile's point loops): its tiles may start
+    anywhere on a grid of its step that begins at or below its first iteration."""
+    value, step = iv(loop), step_of(loop)
+    for use in value.uses:
+        user = use.operation
+        if not isinstance(user, affine.ForOp) or not loop.is_ancestor(user) or user is loop:
+            return False
+        if value in user.inits:
+            return False
+        builder = MapBuilder()
+        at = builder.value(value)
+        starts = builder.exprs(lower_bound(user))
+        ends = builder.exprs(upper_bound(user))
+        n = len(builder.values)
+        for exprs, offset in ((starts, 0), (ends, step)):
+            using = [e for e in exprs if at in set(e.dfs())]
+            if not using or any(constant_difference(e, at, n) != offset for e in using):
+                return False
+    return True
 
 
 def _result(bound: Bound, index: int) -> Bound:
@@ -130,8 +178,9 @@ def check_effects(loop: affine.ForOp, pass_name: str = "pad-tiles") -> None:
             )
 
 
-Extension = tuple[affine.ForOp, Bound]
-"""A padded loop and one upper bound padding dropped: its iterations at or past the bound."""
+Extension = tuple[affine.ForOp, Bound, bool]
+"""A padded loop and one bound padding dropped: its iterations at or past the upper bound, or
+(True: a lower bound) below the lower bound."""
 
 
 class _Guards:
@@ -144,17 +193,23 @@ class _Guards:
         loops = enclosing_loops(access)
         self.domain = IterationDomain(loops)
         self.builder = MapBuilder()
-        self.extensions = [
-            (p.loop, bound) for p in padded if p.loop in loops for bound in p.dropped
+        self.extensions: list[Extension] = [
+            (p.loop, bound, below)
+            for p in padded
+            if p.loop in loops
+            for bounds, below in ((p.dropped, False), (p.dropped_lower, True))
+            for bound in bounds
         ]
         self.bounds = list(bounds)
         self.element: list[Extension] = []
         """A store's extensions that bound its element (set by `conditions`)."""
 
     def _past(self, extension: Extension) -> AffineExpr:
-        """`>= 0` where the IV is at or past the dropped bound."""
-        loop, bound = extension
+        """`>= 0` where the IV is at or past the dropped upper bound (below a lower one)."""
+        loop, bound, below = extension
         [end] = self.builder.exprs(bound)
+        if below:
+            return end - self.builder.value(iv(loop)) - 1
         return self.builder.value(iv(loop)) - end
 
     def conditions(self) -> list[AffineExpr] | None:
@@ -179,7 +234,7 @@ class _Guards:
         ]
         indices = set(self.access.indices)
         for extension in live:
-            loop, bound = extension
+            loop, bound, _ = extension
             if {iv(loop), *bound.operands} <= indices:
                 self.element.append(extension)
         kept = [AffineExpr.constant(-1) - self._past(e) for e in self.element]
@@ -189,8 +244,7 @@ class _Guards:
             if any(self._implies(extension, other, inside) for other in covering + rest[n + 1 :]):
                 continue
             covering.append(extension)
-            loop, bound = extension
-            if not self._harmless(inside, self._past(extension), loop, bound):
+            if not self._harmless(inside, self._past(extension), extension):
                 kept.append(AffineExpr.constant(-1) - self._past(extension))
         return kept
 
@@ -199,9 +253,8 @@ class _Guards:
         exprs = [*inside, self._past(extension), AffineExpr.constant(-1) - self._past(other)]
         return not self.domain.feasible(exprs, self.builder.values)
 
-    def _harmless(
-        self, inside: list[AffineExpr], past: AffineExpr, loop: affine.ForOp, end: Bound
-    ) -> bool:
+    def _harmless(self, inside: list[AffineExpr], past: AffineExpr, extension: Extension) -> bool:
+        loop = extension[0]
         values = self.builder.values
         factors = _accumulated_factors(self.access)
         if not factors:
@@ -217,15 +270,15 @@ class _Guards:
                     continue  # out of the array past the bound: 0 there
             zeroed.append(use)
         for use in zeroed:
-            _zero_past(use, loop, end)
+            _zero_past(use, extension)
         return True
 
 
 def _unzeroed(value: SSAValue) -> SSAValue:
     """The factor under the `arith.select (c), x, 0` around it (`_zero_past`'s): 0 wherever
     that factor is."""
-    while isinstance(value.owner, arith.SelectOp) and _is_zero(value.owner.false_value):
-        value = value.owner.true_value
+    while isinstance(value.owner, arith.SelectOp) and _is_zero(value.owner.rhs):
+        value = value.owner.lhs
     return value
 
 
@@ -270,12 +323,14 @@ def _leaves(mul: arith.MulfOp | arith.MuliOp) -> list[Use]:
     return found
 
 
-def _zero_past(use: Use, loop: affine.ForOp, end: Bound) -> None:
-    """The factor `use` reads becomes 0 where the IV of `loop` is past `end` (what the loop
-    ran to before padding): `arith.select (iv < end), factor, 0`, right before its user."""
+def _zero_past(use: Use, extension: Extension) -> None:
+    """The factor `use` reads becomes 0 where the IV of the extension's loop is past its
+    bound (what the loop ran to before padding): `arith.select (iv < end), factor, 0`, right
+    before its user (`iv >= start` for a dropped lower bound)."""
+    loop, end, lower = extension
     user, value = use.operation, use.operation.operands[use.index]
     apply = affine.ApplyOp(list(end.operands), AffineMapAttr(end.map))
-    below = arith.CmpiOp(iv(loop), apply.result, "slt")
+    below = arith.CmpiOp(iv(loop), apply.result, "sge" if lower else "slt")
     zero = zero_of(value.type)
     select = arith.SelectOp(below.result, value, zero.result)
     block = user.parent_block()

@@ -7,7 +7,9 @@ After:   what the best candidate's pipeline makes of it, e.g. for SGEMM
          loop-tile{tile-sizes=128,64,16},promote{arrays=A loop=k_t …},…,gpu-map-loops{block=16,16},…
 
 On the GPU, each function's scratch arrays that make its loops sequential are first expanded
-where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)), and each
+where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)), reads that
+see no write of their nest read a copy taken before it where that makes a loop parallel
+(`array-snapshot` without options: trmm's i), and each
 top-level nest that would run as a single-block region with three sequential loops around its
 statements (lu, cholesky, seidel-2d as written) is rescheduled by isl where that leaves one
 sequential loop around parallel nests (`loop-reschedule` after `reduction-to-memory`:
@@ -21,8 +23,9 @@ registers are already out), rank them by the model's predicted time (schedule/co
 ties keep the space's order, so the choice is deterministic; rankings: schedule/rankings.py),
 apply the first one's pipeline to that function and inline it back. A nest without
 candidates may still get one for a part: the statements beside an inner loop are split off
-(`expose_nests`) when every part holding that loop then has candidates; otherwise it is left as
-it was. `map` candidates with a sequential loop inside or around their threads are left to
+(`expose_nests`) when every part holding that loop then has candidates, or is split so in turn
+(doitgen: the fill of `sum` beside its s loop, then a batched contraction); otherwise it is left
+as it was. `map` candidates with a sequential loop inside or around their threads are left to
 gpu-map-loops (its reduction strategies and loop order do better). On the GPU, `gpu-map-loops`
 then maps the rest of the function (regions, reductions, nests without a summary). `explain`
 prints, per nest, the top `top` candidates with their breakdowns to stderr, the chosen one
@@ -44,7 +47,7 @@ from xdsl.context import Context
 from xdsl.dialects import affine, builtin, func, gpu
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import Rewriter
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.func_outline import (
@@ -58,6 +61,7 @@ from loopopt.loops.nest import functions, loop_name, perfect_band
 from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function
+from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.passes.loop_reschedule import reschedule_deep
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
@@ -192,6 +196,7 @@ class AutoSchedulePass(LoopoptPass):
         scratch arrays that make a nest's loops sequential are expanded first (array-expand)."""
         if self.gpu:
             expand_function(fn)
+            snapshot_function(fn)
             for nest in [o for o in fn.body.block.ops if isinstance(o, affine.ForOp)]:
                 reschedule_deep(nest)
         self.walk(ctx, op, fn.body.block, device, out)
@@ -217,34 +222,58 @@ class AutoSchedulePass(LoopoptPass):
     def exposed(
         self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
     ) -> affine.ForOp | None:
-        """Split `nest`'s band (`expose_nests`) and schedule the parts, when each part that
-        holds a loop from inside the band gets a schedule (None); otherwise the nest as it was
-        (`nest` or, where the split went part of the way, a copy of it in its place)."""
+        """Split `nest`'s band (`split`) and schedule the parts, when each part that holds a
+        loop from inside the band gets a schedule (None); otherwise the nest as it was (`nest`
+        or, where a split changed it, a copy of it in its place)."""
         original = nest.clone()
-        depth = len(perfect_band(nest))
-        parts, changed = expose_nests(nest, self.name)
-        deep = [p for p in parts or [] if len(perfect_band(p)) > depth]
-        if (
-            parts is not None
-            and deep
-            and all(candidate(p) and self.place(ctx, op, p, device, out, dry=True) for p in deep)
-        ):
+        block = nest.parent_block()
+        assert block is not None
+        before, after = nest.prev_op, nest.next_op
+        parts, changed = self.split(ctx, op, nest, device, out)
+        if parts is not None:
             for part in parts:
                 if candidate(part):
                     self.place(ctx, op, part, device, out)
             original.erase()  # a detached copy keeps uses of the function's values
             return None
-        if parts is not None:
-            Rewriter.insert_op(original, InsertPoint.before(parts[0]))
-            for part in parts:
-                part.detach()
-                part.erase()
-            return original
         if not changed:
             original.erase()
             return nest
-        Rewriter.replace_op(nest, original)  # split in part
+        current = before.next_op if before is not None else block.first_op
+        while current is not None and current is not after:
+            following = current.next_op
+            current.detach()
+            current.erase()
+            current = following
+        if after is not None:
+            block.insert_op_before(original, after)
+        else:
+            block.add_op(original)
         return original
+
+    def split(
+        self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
+    ) -> tuple[list[affine.ForOp] | None, bool]:
+        """The parts `expose_nests` splits `nest` into, when some part holds a loop from inside
+        its band and each such part has candidates, or is split the same way in turn (doitgen's
+        `sum[p] = 0` beside its s loop: a fill and a batched contraction); else None. And
+        whether the IR changed."""
+        depth = len(perfect_band(nest))
+        parts, changed = expose_nests(nest, self.name)
+        if parts is None or not any(len(perfect_band(p)) > depth for p in parts):
+            return None, changed
+        found: list[affine.ForOp] = []
+        for part in parts:
+            if len(perfect_band(part)) <= depth or (
+                candidate(part) and self.place(ctx, op, part, device, out, dry=True)
+            ):
+                found.append(part)
+                continue
+            inner, _ = self.split(ctx, op, part, device, out) if candidate(part) else (None, False)
+            if inner is None:
+                return None, True
+            found += inner
+        return found, True
 
     def place(
         self,

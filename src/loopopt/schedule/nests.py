@@ -17,6 +17,10 @@ computed on the host), whose every value from outside is a value the host comput
 argument, a host loop's IV, or a pure op of such values. A parallel loop around several nests is
 first split into one loop per nest (`gpu_host.split_nests`, the GPU mapping's own rule).
 `expand` decides per nest whether to look inside it (when the nest as a whole gets no schedule).
+`expose_nests` splits a nest's band so that statements beside an inner loop get loops of their
+own; where the band's body is one group because an inner loop ties several statements to those
+beside it (symm's k loop: a scatter and the reduction its epilogue reads), that inner loop is
+distributed first.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ def expose_nests(nest: affine.ForOp, pass_name: str) -> tuple[list[affine.ForOp]
         return None, False
     parts: list[affine.ForOp] = []
     changed = False
+    if len(distribution_groups(band[-1])) < 2:  # symm: its k loop ties two statements to S3
+        changed = _split_inner(band[-1], pass_name)
     for loop in reversed(band):  # inner loops first: the outer copies hold them split
         groups = distribution_groups(loop)
         if len(groups) < 2:
@@ -110,3 +116,22 @@ def _expose_further(part: affine.ForOp, pass_name: str) -> list[affine.ForOp]:
         return [backup]
     backup.erase()
     return [part]
+
+
+def _split_inner(loop: affine.ForOp, pass_name: str) -> bool:
+    """Distribute each loop in `loop`'s body whose statements form several groups, where that
+    is legal (symm's k loop: the scatter C[k, j] += … and the temp2 reduction, so that the
+    reduction and the statement using it are one group and the scatter another); whether any
+    was split."""
+    changed = False
+    for inner in [op for op in body_ops(loop) if isinstance(op, affine.ForOp)]:
+        groups = distribution_groups(inner)
+        if len(groups) < 2:
+            continue
+        try:
+            require_distribution_legal(inner, groups, pass_name)
+        except LoopoptError:
+            continue
+        distribute(inner, groups, pass_name)
+        changed = True
+    return changed

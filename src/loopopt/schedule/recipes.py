@@ -137,10 +137,10 @@ def matmul(
             f"matmul recipe: loop '{varying[0]}' of @{summary.func} has bounds that vary "
             "(its tiles are padded: padded=True)"
         )
-    band = [name for name in (loop.name for loop in summary.loops) if name != r.k] + [r.k]
-    size = {r.i: bm, r.j: bn, r.k: bk}
+    band = [*r.batch, r.i, r.j, r.k]  # i outside j: j on threadIdx.x, as x_loop says
+    size = {r.i: bm, r.j: bn, r.k: bk, **dict.fromkeys(r.batch, 1)}  # a block per batch
     thread = {r.i: tm, r.j: tn}
-    p0, p1 = band[0], band[1]
+    p0, p1 = [name for name in band if name not in r.batch][:2]
     kt = fresh(summary, f"{r.k}_t")
     threads = (bn // tn, bm // tm, 1)
     if fragment and (fragment < 0 or tm % fragment or tn % fragment):
@@ -182,7 +182,8 @@ def matmul(
         ]
     ring = stages if stages >= 2 else 0
     pipelined = pipelined and not ring
-    transposed = () if ring else tuple(o.key for o in r.operands if o.k_last)
+    # a batched operand keeps its layout (promote's transpose reverses every dimension)
+    transposed = () if ring or r.batch else tuple(o.key for o in r.operands if o.k_last)
     copy_ahead: list[ModulePass] = []
     if ring:
         copy_ahead = [PipelineCopiesPass(loop=kt, stages=ring, cp_async=True)]
@@ -204,7 +205,8 @@ def matmul(
     thread_tile = LoopTilePass(loops=(p0, p1), tile_sizes=thread_sizes)
     tiling: list[ModulePass]
     if padded:  # the thread tile first: pad-tiles pads its loops too, promote sees the pads
-        boxed = [fresh(summary, f"{n}_t") for n in band if n in varying]  # run their box
+        # run their box (every tile loop: the reorder may move which bounds vary)
+        boxed = [fresh(summary, f"{n}_t") for n in band] if varying else []
         tiling = [thread_tile, PadTilesPass(loops=(*boxed, *tiles, p0, p1, r.k)), *promotes]
     else:
         tiling = [*promotes, thread_tile]

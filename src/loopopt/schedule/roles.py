@@ -82,6 +82,9 @@ class MatmulRoles:
     c: str
     a_side: tuple[Operand, ...]
     b_side: tuple[Operand, ...]
+    batch: tuple[str, ...] = ()
+    """Outer parallel loops that index C ahead of i and j (doitgen's r: a batched contraction,
+    one matmul per iteration), outermost first; an operand may be indexed by them too."""
 
     @property
     def operands(self) -> tuple[Operand, ...]:
@@ -93,20 +96,28 @@ def matmul_roles(summary: NestSummary) -> MatmulRoles | None:
     """The roles of a 3-loop perfect nest whose only written array C is indexed by two parallel
     loops i and j, and whose every other access is a read indexed by (a permutation of) i and
     the remaining sequential loop k, or of k and j; None otherwise. The reads are grouped per
-    array and side, each group at one index; the array names may repeat across the sides."""
+    array and side, each group at one index; the array names may repeat across the sides.
+    A batched contraction has more loops: the outermost ones index C ahead of i and j (batch
+    loops, which the reads may use too, anywhere in their indices)."""
     out = _output(summary)
-    if len(summary.loops) != 3 or out is None or len(out[1]) != 2 or summary.initialized:
+    if out is None or len(out[1]) < 2 or len(summary.loops) != len(out[1]) + 1:
+        return None
+    if summary.initialized:
         return None  # an initialized C (`C[i, j] = 0` ahead of k) is not in the recipe
-    c, (i, j) = out
-    (k,) = {0, 1, 2} - {i, j}
+    c, dims_c = out
+    batch, (i, j) = dims_c[:-2], dims_c[-2:]
+    if sorted(batch) != list(range(len(batch))):
+        return None  # the batch loops are the outermost ones
+    (k,) = set(range(len(summary.loops))) - set(dims_c)
     if summary.loops[k].parallel:
         return None
     sides: dict[int, dict[str, list[Access]]] = {i: {}, j: {}}
     for access in summary.accesses:
         if access.array == c:
             continue
-        dims = _single_map([access])
-        if dims is None or len(dims) != 2 or k not in dims or not set(dims) & {i, j}:
+        every = _single_map([access])
+        dims = [d for d in every or [] if d not in batch]
+        if every is None or len(dims) != 2 or k not in dims or not set(dims) & {i, j}:
             return None
         side = i if i in dims else j
         sides[side].setdefault(access.array, []).append(access)
@@ -127,7 +138,8 @@ def matmul_roles(summary: NestSummary) -> MatmulRoles | None:
             found.append(Operand(array, key, names[side], k_last))
         return tuple(found)
 
-    return MatmulRoles(names[i], names[j], names[k], c, operands(i), operands(j))
+    batched = tuple(names[b] for b in batch)
+    return MatmulRoles(names[i], names[j], names[k], c, operands(i), operands(j), batched)
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,42 @@ func.func @triangle(%C: memref<16x16xf32>, %A: memref<16x21xf32>, %B: memref<16x
 
 // -----
 
+// Lower bounds that vary (trmm's `k = i + 1 to m`, tiled): j (i to 20, step 1) runs its
+// bounding box (0 to 20) and its dropped lower bound i bounds C's element (j >= i joins the
+// guards of B's load and store); the point loop k drops i + 1 from its max lower bound and
+// runs its full tile, its factors zeroed below it (k >= i + 1).
+
+// CHECK-LABEL: func.func @lower_bound
+// CHECK:       affine.for %[[J:.*]] = 0 to 20 {
+// CHECK-NEXT:    affine.for %[[K:.*]] = affine_map<(d0) -> (d0)>(%{{.*}}) to affine_map<(d0) -> ((d0 + 8))>(%{{.*}}) {
+// CHECK-NEXT:      affine.if affine_set<(d0, d1) : (((d0 * -1) + d1) >= 0)>(%{{.*}}, %[[J]]) -> (f32) {
+// CHECK:           %[[A:.*]] = affine.load %A[%[[K]], %{{.*}}]
+// CHECK:           %[[LO:.*]] = affine.apply affine_map<(d0) -> ((d0 + 1))> (%{{.*}})
+// CHECK-NEXT:      %[[ABOVE:.*]] = arith.cmpi sge, %[[K]], %[[LO]] : index
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      arith.select %[[ABOVE]], %[[A]], %[[ZERO]] : f32
+// CHECK:           affine.if affine_set<(d0, d1) : (((d0 * -1) + d1) >= 0)>(%{{.*}}, %[[J]]) {
+// CHECK-NEXT:        affine.store
+func.func @lower_bound(%B: memref<16x20xf32>, %A: memref<16x16xf32>, %S: memref<16x20xf32>) {
+  affine.for %kt = 0 to 16 step 8 {
+    affine.for %i = 0 to 16 {
+      affine.for %j = affine_map<(d0) -> (d0)>(%i) to 20 {
+        affine.for %k = max affine_map<(d0, d1) -> (d0, d1 + 1)>(%kt, %i) to min affine_map<(d0) -> (d0 + 8, 16)>(%kt) {
+          %b = affine.load %B[%i, %j] : memref<16x20xf32>
+          %a = affine.load %A[%k, %i] : memref<16x16xf32>
+          %s = affine.load %S[%k, %j] : memref<16x20xf32>
+          %p = arith.mulf %a, %s : f32
+          %n = arith.addf %b, %p : f32
+          affine.store %n, %B[%i, %j] : memref<16x20xf32>
+        } {loopopt.name = "k"}
+      } {loopopt.name = "j"}
+    } {loopopt.name = "i"}
+  } {loopopt.name = "k_t"}
+  return
+}
+
+// -----
+
 // Not an accumulation: C = A * B overwrites C. Past k = 21 the store would write A * B with
 // zero factors, so it keeps k's bound (%k <= 20) in its guard.
 
@@ -214,8 +250,8 @@ func.func @divides(%A: memref<32x32xf32>, %B: memref<32x32xf32>, %C: memref<32x3
 
 func.func @not_a_tile(%A: memref<10xf32>) {
   affine.for %it = 0 to 10 step 4 {
-    // expected-error@+1 {{pad-tiles: loop 'i' is not a tile (no upper bound 'lower + N', N a multiple of the step) nor a loop whose upper bound varies with outer loops}}
-    affine.for %i = affine_map<(d0) -> (d0)>(%it) to min affine_map<(d0) -> (d0 * 2, 10)>(%it) {
+    // expected-error@+1 {{pad-tiles: loop 'i' is not a tile (no upper bound 'lower + N', N a multiple of the step) nor a loop whose bounds vary with outer loops (its lower bound constant, or its step 1)}}
+    affine.for %i = affine_map<(d0) -> (d0)>(%it) to min affine_map<(d0) -> (d0 * 2, 10)>(%it) step 3 {
       %a = affine.load %A[%i] : memref<10xf32>
     } {loopopt.name = "i"}
   } {loopopt.name = "it"}
