@@ -40,14 +40,12 @@ SM90 = replace(H100, name="test H100")
 GEMM = (
     "loop-tile{{tile-sizes={bm},{bn},16}},promote{{arrays=A loop=k_t memory-space=shared pad=4"
     "{t}}},promote{{arrays=B loop=k_t memory-space=shared pad=4}},loop-tile{{loops=i,j "
-    "tile-sizes=8,4}},loop-interchange{{loops=i,j,k permutation=1,2,0}},"
-    "gpu-map-loops{{block=16,{ty} max-registers=cap}},loop-unroll{{unroll-full loop=A_copy_in}},"
+    "tile-sizes=8,4}},gpu-map-loops{{block=16,{ty} max-registers=cap}},"
+    "loop-unroll{{unroll-full loop=A_copy_in}},"
     "loop-unroll{{unroll-full loop=B_copy_in}},pipeline-copies{{loop=k_t}},loop-unroll{{unroll-full"
-    " loop=j}},loop-unroll{{unroll-full loop=i}},loop-unroll{{unroll-full loop=k in-llvm}},"
-    "scalar-replace{{loop=k}},scalar-replace{{loop=k_t}}"
+    " loop=k}},loop-unroll{{unroll-full loop=j}},loop-unroll{{unroll-full loop=i}},"
+    "scalar-replace{{loop=k_t}}"
 )
-"""The matmul recipe (recipes.LLVM_UNROLLS_K: k outside the unrolled register tile, for LLVM
-to unroll)."""
 CONV2D = (
     "loop-tile{{tile-sizes={b},{b}}},loop-tile{{loops=i tile-sizes={r}}},"
     "loop-interchange{{loops=i,j permutation=1,0}},gpu-map-loops{{block={b},{t}}},"

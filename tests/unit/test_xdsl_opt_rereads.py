@@ -172,6 +172,12 @@ CASES: dict[str, tuple[str, str]] = {
         "gpu-map-loops{block=4,4},loop-unroll{unroll-full loop=q},gpu-constant-memory{arrays=F}",
     ),
     "auto-schedule": (MATMUL, "auto-schedule"),
+    "gpu-mma": (
+        (Path(__file__).resolve().parents[1] / "filecheck/passes/gpu-mma.mlir").read_text(),
+        "loop-tile{tile-sizes=32,32,16},loop-tile{loops=i,j tile-sizes=16,32},"
+        "promote{arrays=A loop=k_t memory-space=shared pad=8},"
+        "promote{arrays=B loop=k_t memory-space=shared pad=8},gpu-mma,gpu-map-loops{block=32,2}",
+    ),
     "loopopt-lower-gpu-to-nvvm": (MATMUL_128, f"{RING},loopopt-lower-gpu-to-nvvm"),
 }
 

@@ -51,15 +51,16 @@ PAD = 4
 """Elements of padding per shared row (against bank conflicts)."""
 
 
-LLVM_UNROLLS_K = True
-"""The matmul recipe keeps k (the inner loop of a k tile) rolled, outside the unrolled register
-tile, for LLVM to unroll (`loop-unroll{unroll-full in-llvm}`); its accumulators are iter_args
-of k, then of k_t (scalar-replace of both). The PTX has the same instruction mix as unrolling
-k in the IR with k outside the register tile (`outer_product`), and the passes after it and
-the lowering walk 32 bodies fewer: SGEMM 4096³ (64 x 128 x 32 tiles of 8 x 4) compiles in 1.1
-instead of 3.2 s of CPU time from the register tile to PTX. Not yet timed on a GPU: ptxas now
-receives the FMAs in k, i, j order, which benchmarks/schedules.py measured slower as
-`outer_product` on the H200 before. False: k unrolled in the IR, inside the register tile."""
+LLVM_UNROLLS_K = False
+"""Whether the matmul recipe keeps k (the inner loop of a k tile) rolled, outside the unrolled
+register tile, for LLVM to unroll (`loop-unroll{unroll-full in-llvm}`; its accumulators are
+iter_args of k, then of k_t). The PTX has the same instruction mix as unrolling k in the IR,
+and the passes after it and the lowering walk 32 bodies fewer: SGEMM 4096³ compiles in 1.1
+instead of 3.2 s of CPU time from the register tile to PTX. Off: timed on the H200
+(2026-11-25, benchmarks/run.py --quick, one process with cuBLAS), ptxas given the FMAs in k,
+i, j order runs SGEMM 4096³ in 3.227 ms (0.83x cuBLAS) against 3.152 ms (0.85x) with k
+unrolled inside the register tile, and padded triangles far slower (syrk at PolyBench's
+LARGE size 3.87 against 0.855 ms), so k stays unrolled in the IR until the order is fixed."""
 
 
 def fresh(summary: NestSummary, base: str) -> str:
@@ -170,7 +171,9 @@ def matmul(
     # a thread's fragments along p1 and p0, loops where it has more than one (unrolled too)
     split = [t for t, p in zip(tiles[::-1], (p1, p0), strict=True) if thread[p] > fragment]
     pieces = tuple(split) if fragment else ()
-    llvm_k = LLVM_UNROLLS_K and not fragment  # fragments: their loops sit outside k
+    # fragments: their loops sit outside k; padded tiles: guarded, 4.5x slower on the H200
+    # with k outside (syrk at PolyBench's LARGE size: 3.87 against 0.855 ms)
+    llvm_k = LLVM_UNROLLS_K and not fragment and not padded
     k_outside = outer_product or llvm_k
     compute: list[ModulePass] = [_unroll_full(name) for name in (r.k, p1, p0, *pieces)]
     if llvm_k:  # the register tile unrolled inside k, k left to LLVM
