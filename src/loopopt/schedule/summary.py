@@ -72,8 +72,15 @@ def summarize(fn: Operation) -> NestSummary:
     _check_perfect(band)
     parallel = set(parallel_loops(band[0]))
     lowers, trips = _box(band)
+    ivs = {loop.body.block.args[0] for loop in band}
     loops = tuple(
-        Loop(name, trip, op in parallel, constant_bounds(op) is None)
+        Loop(
+            name,
+            trip,
+            op in parallel,
+            constant_bounds(op) is None,
+            any(v in ivs for v in op.lowerBoundOperands),
+        )
         for name, trip, op in zip(_names(band), trips, band, strict=True)
     )
     accesses = tuple(_access(op, band, lowers) for op in body_ops(band[-1]) if _is_memory(op))

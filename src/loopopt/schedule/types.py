@@ -51,6 +51,8 @@ class Loop:
     varies: bool = False
     """Its bounds depend on outer loops of the band (syrk's `j < i + 1`): `trip` covers the
     bounding box, which a schedule runs with guards."""
+    lower_varies: bool = False
+    """Its lower bound depends on outer loops of the band (covariance's `j = i to m`)."""
 
 
 @dataclass(frozen=True)
