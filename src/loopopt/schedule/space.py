@@ -13,11 +13,12 @@ offsets), map (anything with a parallel loop). Each class enumerates its recipe'
     matmul   bm, bn ∈ {32..256}, bk ∈ {8, 16, 32}, tm, tn ∈ {1, 2, 4, 8}, pipelined on/off,
              copies 1 or 4 elements at a time (gpu-map-loops{copy-vector}), and with 4: a
              3-stage cp.async ring instead (pipeline-copies{stages=3 async}) where k has
-             at least 3 steps, the ring's register tiles also as strided 4 x 4 fragments
-             (`fragment=4`; from 8 x 8 also with swizzled tiles, promote{swizzle}), and
-             16 x 8 tiles of 256 threads in 256 x 128 and 128 x 256 block tiles (bk = 8,
-             fragments, a ring, padded or swizzled tiles); fragments only where a thread's
-             k step holds at most STEP_FMAS FMAs
+             at least 3 steps; with WARP_TILE_CANDIDATES (off: none measured faster on the
+             H200) the ring's register tiles also as strided 4 x 4 fragments (`fragment=4`;
+             from 8 x 8 also with swizzled tiles, promote{swizzle}), and 16 x 8 tiles of 256
+             threads in 256 x 128 and 128 x 256 block tiles (bk = 8, fragments, a ring,
+             padded or swizzled tiles); fragments only where a thread's k step holds at most
+             STEP_FMAS FMAs
     conv     by ∈ {4..128}, bx ∈ {16..256}, rows ∈ {1..16} (rows per thread); 2-D: the
              weights in global or in constant memory (gpu-constant-memory), and cols ∈
              {1, 2, 4} adjacent outputs of a row per thread where bx divides the row and
