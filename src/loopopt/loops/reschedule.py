@@ -4,14 +4,16 @@
     → c0 (the old k) sequential, then i, j parallel for every statement (right-looking lu)
 
 The nest's statements (`analysis.statements`) get a new schedule from isl
-(`analysis.isl_schedule`), whose AST becomes affine loops (`loops.isl_ast`) built before the
-nest. Each statement's *parallel depth* is the depth of the outermost parallel loop around it
-(`analysis.parallel`: no dependence carried), taking the worst over the copies of a statement
-the AST makes; none is deeper than any. The new loops replace the nest when the new schedule
-pays: no statement's parallel depth gets worse and one gets better (or always with `force`);
-else they are erased and the nest stays as it is, with the reason in the outcome. Nests
-deeper than `MAX_LOOPS` are left as they are (isl's scheduler's time grows steeply with the
-number of loops).
+(`analysis.isl_schedule`), or from isl after index-set splitting (`split`:
+`analysis.index_split`, the pieces' depths counted for their statement), or Lamport's
+hyperplane (`wavefront`: `analysis.hyperplane`), whose AST becomes affine loops
+(`loops.isl_ast`) built before the nest. Each statement's *parallel depth* is the depth of
+the outermost parallel loop around it (`analysis.parallel`: no dependence carried), taking
+the worst over the copies of a statement the AST makes; none is deeper than any. The new
+loops replace the nest when the new schedule pays: no statement's parallel depth gets worse
+and one gets better (or always with `force`); else they are erased and the nest stays as it
+is, with the reason in the outcome. Nests deeper than `MAX_LOOPS` are left as they are
+(isl's scheduler's time grows steeply with the number of loops).
 
 Refused (a `LoopoptError`, the IR unchanged): what `nest_statements` refuses and an AST that
 `isl_ast.generate` cannot translate. Not checked here: nothing more (legality is isl's validity

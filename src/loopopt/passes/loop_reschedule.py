@@ -26,6 +26,14 @@ one where it had none) and none gets a deeper one (`loops.reschedule`); otherwis
 it is, with a warning that gives the depths (and so are nests deeper than 8 loops). `force`
 replaces it anyway (tests). New loops are named after the original loop they run for every
 statement under them, else `c0, c1 …`.
+
+`split` cuts each statement where its self-dependences change direction before isl schedules
+it (floyd-warshall: i = k and j = k, nine pieces, each a parallel nest inside k); `wavefront`
+takes Lamport's hyperplane instead of isl's schedule (seidel-2d:
+    affine.for %t … affine.for %i … affine.for %j … A[i, j] = (… 9 neighbours …) / 9
+→   affine.for %c0 = 3 to 4·T + … {                       c0 = 4t + 2i + j, sequential
+      affine.for %t = max(…) to min(…) {                  parallel
+        affine.for %i = max(…) to min(…) { A[i, c0 - 4t - 2i] = … } } }   parallel).
 """
 
 from __future__ import annotations
