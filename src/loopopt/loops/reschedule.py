@@ -17,7 +17,7 @@ is, with the reason in the outcome. Nests deeper than `MAX_LOOPS` are left as th
 
 Refused (a `LoopoptError`, the IR unchanged): what `nest_statements` refuses and an AST that
 `isl_ast.generate` cannot translate. Not checked here: nothing more (legality is isl's validity
-constraints on exact dependences).
+constraints on exact dependences; for a hyperplane, h·d >= 1 for every exact distance d).
 """
 
 from __future__ import annotations
