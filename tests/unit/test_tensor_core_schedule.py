@@ -62,7 +62,9 @@ def test_the_model_is_bound_by_the_tensor_rate_on_large_nests() -> None:
     assert predict(s, scalar, h200).time_us > 5 * p.time_us
 
 
-@pytest.mark.parametrize(("m", "n", "k"), [(64, 128, 64), (70, 90, 40)])
+@pytest.mark.parametrize(
+    ("m", "n", "k"), [pytest.param(64, 128, 64, marks=pytest.mark.slow), (70, 90, 40)]
+)
 def test_the_recipe_runs_emulated(m: int, n: int, k: int, rng: np.random.Generator) -> None:
     """The recipe's pipeline (padded where the tiles do not divide) on the emulated GPU, but
     its last pass: the emulator keeps no per-thread loop-carried value across a barrier

@@ -155,11 +155,12 @@ CASES = [
         {"fragment": 4, "warp_lanes": (4, 8), "padded": True, "pipelined": False},
         False,
     ),
-    (
+    pytest.param(  # the padded ring: 20 s in the emulator; the cases above cover its parts
         (52, 36, 40),
         (32, 32, 8, 4, 8),
         {"fragment": 4, "warp_lanes": (4, 8), "padded": True, "copy_vector": 4, "stages": 3},
         True,
+        marks=pytest.mark.slow,
     ),
 ]
 
