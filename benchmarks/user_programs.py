@@ -111,6 +111,18 @@ def _polybench(
     )
 
 
+def _imperfect_gemm(n: int) -> Program:
+    """PolyBench's gemm (`C *= beta` beside the k loop) at n³, against torch.addmm."""
+    return Program(
+        f"gemm {n}³ (imperfect nest)",
+        gemm,
+        lambda: [1.5, 1.2, _r(n, n), _r(n, n), _r(n, n)],
+        lambda a: [a[1] * a[2].double() + a[0] * a[3].double() @ a[4].double()],
+        [2],
+        lambda a: torch.addmm(a[2], a[3], a[4], beta=a[1], alpha=a[0]),
+    )
+
+
 def programs(n: int, big: int) -> list[Program]:
     d = lambda t: t.double()  # noqa: E731
     return [
@@ -173,22 +185,7 @@ def programs(n: int, big: int) -> list[Program]:
             lambda a: torch.sum(a[0], 0, keepdim=True, out=a[1]),
             "gpu-map-loops{reductions=grid-atomic}",
         ),
-        Program(
-            "gemm 2048³ (imperfect nest)",
-            gemm,
-            lambda: [1.5, 1.2, _r(2048, 2048), _r(2048, 2048), _r(2048, 2048)],
-            lambda a: [a[1] * d(a[2]) + a[0] * d(a[3]) @ d(a[4])],
-            [2],
-            lambda a: torch.addmm(a[2], a[3], a[4], beta=a[1], alpha=a[0]),
-        ),
-        Program(
-            "gemm 4096³ (imperfect nest)",
-            gemm,
-            lambda: [1.5, 1.2, _r(4096, 4096), _r(4096, 4096), _r(4096, 4096)],
-            lambda a: [a[1] * d(a[2]) + a[0] * d(a[3]) @ d(a[4])],
-            [2],
-            lambda a: torch.addmm(a[2], a[3], a[4], beta=a[1], alpha=a[0]),
-        ),
+        *(_imperfect_gemm(size) for size in (2048, 4096)),
         _polybench(
             "2mm 2048",
             two_mm,

@@ -8,6 +8,39 @@ from __future__ import annotations
 
 import numpy as np
 
+# lu in place (loop-reschedule's example): every loop but the second j carries a dependence.
+LU = """
+func.func @lu(%A: memref<?x?xf64>, %n: index) {
+  affine.for %i = 0 to %n {
+    affine.for %j = 0 to %i {
+      affine.for %k = 0 to %j {
+        %a = affine.load %A[%i, %j] : memref<?x?xf64>
+        %b = affine.load %A[%i, %k] : memref<?x?xf64>
+        %c = affine.load %A[%k, %j] : memref<?x?xf64>
+        %p = arith.mulf %b, %c : f64
+        %s = arith.subf %a, %p : f64
+        affine.store %s, %A[%i, %j] : memref<?x?xf64>
+      } {loopopt.name = "k"}
+      %x = affine.load %A[%i, %j] : memref<?x?xf64>
+      %d = affine.load %A[%j, %j] : memref<?x?xf64>
+      %q = arith.divf %x, %d : f64
+      affine.store %q, %A[%i, %j] : memref<?x?xf64>
+    } {loopopt.name = "j"}
+    affine.for %j = %i to %n {
+      affine.for %k = 0 to %i {
+        %a = affine.load %A[%i, %j] : memref<?x?xf64>
+        %b = affine.load %A[%i, %k] : memref<?x?xf64>
+        %c = affine.load %A[%k, %j] : memref<?x?xf64>
+        %p = arith.mulf %b, %c : f64
+        %s = arith.subf %a, %p : f64
+        affine.store %s, %A[%i, %j] : memref<?x?xf64>
+      } {loopopt.name = "k"}
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
 # C[i, j] += sum_k A[i, k] * B[k, j] with the sum carried in iter_args of k (5x6x7).
 REDUCTION = """
 func.func @mm(%A: memref<5x7xf32>, %B: memref<7x6xf32>, %C: memref<5x6xf32>) {

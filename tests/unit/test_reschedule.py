@@ -12,6 +12,8 @@ import numpy as np
 import polybench_py as pb
 import pytest
 from gpu_emulator import emulate
+from kernels import LU
+from polybench_py import seidel_2d
 from xdsl.dialects import affine
 from xdsl.passes import PassPipeline
 
@@ -83,18 +85,6 @@ def ludcmp(A, b, x, y):  # noqa: ANN001, ANN201, N803
         for j in range(i + 1, n):
             x[i] -= A[i, j] * x[j]
         x[i] = x[i] / A[i, i]
-
-
-def seidel_2d(tsteps, A):  # noqa: ANN001, ANN201, N803
-    n = A.shape[0]
-    for t in range(tsteps):  # noqa: B007 (the loop is named t)
-        for i in range(1, n - 1):
-            for j in range(1, n - 1):
-                A[i, j] = (
-                    A[i - 1, j - 1] + A[i - 1, j] + A[i - 1, j + 1]
-                    + A[i, j - 1] + A[i, j] + A[i, j + 1]
-                    + A[i + 1, j - 1] + A[i + 1, j] + A[i + 1, j + 1]
-                ) / 9.0  # fmt: skip
 
 
 def floyd_warshall(path):  # noqa: ANN001, ANN201
@@ -193,39 +183,6 @@ def test_parallel_depths_after_rescheduling(f: Any, rng: np.random.Generator) ->
     assert all(o.changed for o in outcomes)
     for outcome, depths in zip(outcomes, expected, strict=True):
         assert [outcome.new[name] for name in outcome.old] == depths
-
-
-LU = """
-func.func @lu(%A: memref<?x?xf64>, %n: index) {
-  affine.for %i = 0 to %n {
-    affine.for %j = 0 to %i {
-      affine.for %k = 0 to %j {
-        %a = affine.load %A[%i, %j] : memref<?x?xf64>
-        %b = affine.load %A[%i, %k] : memref<?x?xf64>
-        %c = affine.load %A[%k, %j] : memref<?x?xf64>
-        %p = arith.mulf %b, %c : f64
-        %s = arith.subf %a, %p : f64
-        affine.store %s, %A[%i, %j] : memref<?x?xf64>
-      } {loopopt.name = "k"}
-      %x = affine.load %A[%i, %j] : memref<?x?xf64>
-      %d = affine.load %A[%j, %j] : memref<?x?xf64>
-      %q = arith.divf %x, %d : f64
-      affine.store %q, %A[%i, %j] : memref<?x?xf64>
-    } {loopopt.name = "j"}
-    affine.for %j = %i to %n {
-      affine.for %k = 0 to %i {
-        %a = affine.load %A[%i, %j] : memref<?x?xf64>
-        %b = affine.load %A[%i, %k] : memref<?x?xf64>
-        %c = affine.load %A[%k, %j] : memref<?x?xf64>
-        %p = arith.mulf %b, %c : f64
-        %s = arith.subf %a, %p : f64
-        affine.store %s, %A[%i, %j] : memref<?x?xf64>
-      } {loopopt.name = "k"}
-    } {loopopt.name = "j"}
-  } {loopopt.name = "i"}
-  return
-}
-"""
 
 
 def _nest(text: str) -> affine.ForOp:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from equivalence import transform
+from kernels import LU
 
 from loopopt.universe import PASSES
 
@@ -101,37 +102,6 @@ RING = (
     "loop-unroll{unroll-full loop=B_copy_in},pipeline-copies{loop=k_t stages=3 async}"
 )
 PAD = "loop-tile{tile-sizes=4,4,8},pad-tiles{loops=i,j,k}"
-LU = """
-func.func @lu(%A: memref<?x?xf64>, %n: index) {
-  affine.for %i = 0 to %n {
-    affine.for %j = 0 to %i {
-      affine.for %k = 0 to %j {
-        %a = affine.load %A[%i, %j] : memref<?x?xf64>
-        %b = affine.load %A[%i, %k] : memref<?x?xf64>
-        %c = affine.load %A[%k, %j] : memref<?x?xf64>
-        %p = arith.mulf %b, %c : f64
-        %s = arith.subf %a, %p : f64
-        affine.store %s, %A[%i, %j] : memref<?x?xf64>
-      } {loopopt.name = "k"}
-      %x = affine.load %A[%i, %j] : memref<?x?xf64>
-      %d = affine.load %A[%j, %j] : memref<?x?xf64>
-      %q = arith.divf %x, %d : f64
-      affine.store %q, %A[%i, %j] : memref<?x?xf64>
-    } {loopopt.name = "j"}
-    affine.for %j = %i to %n {
-      affine.for %k = 0 to %i {
-        %a = affine.load %A[%i, %j] : memref<?x?xf64>
-        %b = affine.load %A[%i, %k] : memref<?x?xf64>
-        %c = affine.load %A[%k, %j] : memref<?x?xf64>
-        %p = arith.mulf %b, %c : f64
-        %s = arith.subf %a, %p : f64
-        affine.store %s, %A[%i, %j] : memref<?x?xf64>
-      } {loopopt.name = "k"}
-    } {loopopt.name = "j"}
-  } {loopopt.name = "i"}
-  return
-}
-"""
 
 SHIFT = """
 func.func @shift(%A: memref<64xf32>) {

@@ -99,10 +99,11 @@ def why_none(summary: NestSummary, device: Device) -> str:
     """Why `candidates` is empty: no parallel loop, or the first misfit of a mapping."""
     if map_roles(summary) is None:
         return "no loop is parallel"
+    maps = list(_map(summary))
     lower = any(loop.lower_varies for loop in summary.loops)
-    if lower and classify(summary) == "matmul" and not any(True for _ in _map(summary)):
+    if lower and classify(summary) == "matmul" and not maps:
         return LOWER_VARYING
-    for s in _map(summary):
+    for s in maps:
         reason = misfit(summary, s, device)
         if reason is not None:
             return reason
