@@ -153,6 +153,7 @@ def test_emulated_swizzled_sgemm(pipeline: str, sizes: tuple[int, int, int], rev
     assert _emulated_error(pipeline, sizes, reverse) < 1e-4
 
 
+@pytest.mark.slow  # 48 s: two 16 x 8 tile SGEMMs to PTX; swizzle is not in the default space
 def test_swizzled_sgemm_keeps_its_128_bit_loads() -> None:
     """The benchmark's 16 x 8 tile (128 x 256 x 8, strided fragments, cp.async ring): with
     swizzled tiles, the same ld.shared.v4 as with padded ones, XORs, no local memory."""

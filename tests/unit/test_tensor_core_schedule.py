@@ -63,7 +63,7 @@ def test_the_model_is_bound_by_the_tensor_rate_on_large_nests() -> None:
 
 
 @pytest.mark.parametrize(
-    ("m", "n", "k"), [pytest.param(64, 128, 64, marks=pytest.mark.slow), (70, 90, 40)]
+    ("m", "n", "k"), [pytest.param(64, 128, 64, marks=pytest.mark.slow), (40, 70, 40)]
 )
 def test_the_recipe_runs_emulated(m: int, n: int, k: int, rng: np.random.Generator) -> None:
     """The recipe's pipeline (padded where the tiles do not divide) on the emulated GPU, but
