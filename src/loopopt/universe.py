@@ -38,6 +38,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "loop-reschedule": ("loop_reschedule", "LoopReschedulePass"),
     "array-expand": ("array_expand", "ArrayExpandPass"),
     "array-snapshot": ("array_snapshot", "ArraySnapshotPass"),
+    "hoist-invariants": ("hoist_invariants", "HoistInvariantsPass"),
     "reduction-to-memory": ("reduction_to_memory", "ReductionToMemoryPass"),
     "pad-tiles": ("pad_tiles", "PadTilesPass"),
     "gpu-mma": ("gpu_mma", "GpuMmaPass"),

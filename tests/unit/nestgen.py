@@ -4,7 +4,8 @@ A nest has depth 1–4, loops `l0 … l3` (named), constant or triangular bounds
 or 2, and statements that read and write 1- to 3-D arrays at `l_q + offset` (offsets −1…1, shifted
 into range), placed in the innermost loop or, for imperfect nests, between loops.
 `distribution_nests` gives one loop a body of several statements (loop-distribute);
-`sibling_loops` two adjacent loops over the same iterations (loop-fuse).
+`sibling_loops` two adjacent loops over the same iterations (loop-fuse);
+`invariant_nests` a read at only some of the loops (hoist-invariants).
 """
 
 from __future__ import annotations
@@ -161,6 +162,24 @@ def nests(draw: st.DrawFn) -> Nest:
             statements.append(Statement(level, [access(level)], access(level), 0.25, after))
             perfect_depth = min(perfect_depth, level + 1)
     return Nest(loops, statements, ranks, size, perfect_depth)
+
+
+@st.composite
+def invariant_nests(draw: st.DrawFn) -> Nest:
+    """A nest of depth 2–4 whose statement updates B (at the innermost loops) with a scaled
+    read of A at only some of the loops: `scale * A[…]` is the same for every iteration of
+    the others (hoist-invariants)."""
+    depth = draw(st.integers(2, 4))
+    loops = _loops(draw, depth)
+    size = max(loop.max_value for loop in loops) + 3
+    used = draw(
+        st.lists(st.integers(0, depth - 1), min_size=1, max_size=min(depth - 1, 3), unique=True)
+    )
+    a = [(q, draw(st.integers(-1, 1))) for q in sorted(used)]
+    b = [(q, draw(st.integers(-1, 1))) for q in range(max(0, depth - 3), depth)]
+    scale = draw(st.sampled_from([0.5, 1.5]))
+    statement = Statement(depth - 1, [("A", a), ("B", b)], ("B", b), scale)
+    return Nest(loops, [statement], {"A": len(a), "B": len(b)}, size, depth)
 
 
 @st.composite

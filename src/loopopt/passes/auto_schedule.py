@@ -9,7 +9,9 @@ After:   what the best candidate's pipeline makes of it, e.g. for SGEMM
 On the GPU, each function's scratch arrays that make its loops sequential are first expanded
 where that is exact (`array-expand` without options: doitgen's `sum` per (r, q)), reads that
 see no write of their nest read a copy taken before it where that makes a loop parallel
-(`array-snapshot` without options: trmm's i), and each
+(`array-snapshot` without options: trmm's i), expressions that a nest computes again for
+every iteration of some loops are computed once before it where that saves more than a launch
+(`hoist-invariants`: gemm's `alpha * A[i, k]`), and each
 top-level nest that would run as a single-block region with three sequential loops around its
 statements (lu, cholesky, seidel-2d as written) is rescheduled by isl where that leaves one
 sequential loop around parallel nests (`loop-reschedule` after `reduction-to-memory`:
@@ -66,6 +68,7 @@ from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function
 from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
+from loopopt.passes.hoist_invariants import MIN_SAVED, hoist_function
 from loopopt.passes.loop_reschedule import reschedule_deep
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
 from loopopt.schedule.rankings import rank as rank
@@ -200,6 +203,7 @@ class AutoSchedulePass(LoopoptPass):
         if self.gpu:
             expand_function(fn)
             snapshot_function(fn)
+            hoist_function(fn, min_saved=MIN_SAVED)
             for nest in [o for o in fn.body.block.ops if isinstance(o, affine.ForOp)]:
                 reschedule_deep(nest)
         self.walk(ctx, op, fn.body.block, device, out)
