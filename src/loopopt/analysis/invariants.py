@@ -9,9 +9,10 @@
           %q = arith.mulf %p, %b
           C[i, j] += %q } } }
 
-An `Invariant` is a side-effect-free arithmetic op whose operands are, transitively, constants,
-values from outside the nest, other such ops, and `affine.load`s of arrays the nest does not
-write (no op of the nest but an affine.load uses them), indexed by the IVs of enclosing loops;
+An `Invariant` is a side-effect-free arithmetic op (of a float or integer type of a byte or
+more) whose operands are, transitively, constants, values from outside the nest, other such
+ops, and `affine.load`s of arrays the nest does not write (no op of the nest but an
+affine.load uses them), indexed by the IVs of enclosing loops;
 its `loops` are the enclosing loops whose IVs those indices use, a proper subset of the loops
 around it. Its value at an iteration is then a function
 of those loops' IVs alone, and reading it from an array computed before the nest is exact (the
@@ -33,8 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -97,7 +98,7 @@ def invariants(nest: affine.ForOp) -> list[Invariant]:
     finder = _Finder(nest)
     found: dict[Operation, Invariant] = {}
     for op in nest.walk():
-        if not _arithmetic(op) or _guarded(op, nest):
+        if not _arithmetic(op) or not _storable(op.results[0].type) or _guarded(op, nest):
             continue
         loops = finder.depends(op.results[0])
         if not loops:
@@ -206,6 +207,12 @@ def _loop_of(value: SSAValue) -> affine.ForOp | None:
         return None
     owner = value.block.parent_op()
     return owner if isinstance(owner, affine.ForOp) else None
+
+
+def _storable(t: Attribute) -> bool:
+    """Element types a buffer of hoisted values may have: floats and integers of a byte or
+    more (not i1: a memref of them is not byte-addressable on every target)."""
+    return isinstance(t, AnyFloat) or (isinstance(t, IntegerType) and t.width.data >= 8)
 
 
 def _arithmetic(op: Operation) -> bool:
