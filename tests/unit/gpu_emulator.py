@@ -15,8 +15,9 @@ Warp shuffles (nvvm.shfl.sync) become exchanges between barriers, checked as PTX
 them (gpu_shuffle_emulator.py). Asynchronous copies (nvvm.cp.async.*) become tagged plain
 copies first (gpu_async_emulator.py), tensor-core ops exchanges of fragments
 (gpu_mma_emulator.py): a missing or too weak wait, a missing barrier, or a
-copy into a stage other threads still read gives NaN. A kernel's constant-memory globals
-(gpu-constant-memory) read the arguments the runtime copies into them.
+copy into a stage other threads still read gives NaN. Values that a loop with a barrier inside
+carries (iter_args) are kept per thread in buffers (gpu_carried_emulator.py). A kernel's
+constant-memory globals (gpu-constant-memory) read the arguments the runtime copies into them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import weakref
 
 from gpu_async_emulator import emulate_async_copies
+from gpu_carried_emulator import demote_carried
 from gpu_mma_emulator import emulate_mma
 from gpu_shuffle_emulator import check_convergent, declare_error_function, emulate_shuffles
 from xdsl.dialects import affine, arith, builtin, func, gpu, memref, scf
@@ -135,6 +137,7 @@ def _emulate_launch(launch: gpu.LaunchFuncOp, kernel: gpu.FuncOp, reverse: bool)
     emulate_async_copies(entry, sizes)
     emulate_shuffles(entry, sizes)
     emulate_mma(entry, sizes)
+    demote_carried(entry, sizes)
     for op in list(entry.ops):
         op.detach()
         if isinstance(op, gpu.ReturnOp):

@@ -40,12 +40,12 @@ def _recipe(sizes: tuple[int, int, int], *tile: int, **options: Any) -> recipes.
 
 
 def _emulated_pipeline(schedule: recipes.Schedule, unrolled: bool) -> str:
-    """The schedule without scalar-replace (the emulator cannot carry a thread's registers
-    across barriers) and, unless `unrolled`, with the compute loops rolled (it is slow on
-    unrolled code); copy unrolls stay."""
+    """The schedule, unless `unrolled` with the compute loops rolled (the emulator is slow on
+    unrolled code) and so without scalar-replace (which needs them unrolled); copy unrolls
+    stay."""
     keep = []
     for step in schedule.steps:
-        if isinstance(step, ScalarReplacePass):
+        if not unrolled and isinstance(step, ScalarReplacePass):
             continue
         if not unrolled and isinstance(step, LoopUnrollPass) and "copy" not in (step.loop or ""):
             continue
