@@ -143,8 +143,19 @@ def test_whole_functions_on_the_cpu_match_plain_python(name: str, rng: np.random
 
 
 @pytest.mark.parametrize(
-    "name", ["jacobi_2d", "atax", "gemver", "fdtd_2d", "lu", "cholesky", "seidel_2d"]
-)  # covariance's product now takes the padded matmul recipe: test_imperfect_contractions
+    "name",
+    [
+        "jacobi_2d",
+        "atax",
+        "gemver",
+        "fdtd_2d",
+        "lu",
+        "cholesky",
+        "seidel_2d",
+        "covariance",
+        "syr2k",
+    ],
+)  # covariance: the padded matmul recipe, its accumulators carried across barriers
 def test_whole_functions_on_the_emulated_gpu_match_plain_python(
     name: str, rng: np.random.Generator
 ) -> None:
