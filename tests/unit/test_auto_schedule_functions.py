@@ -153,7 +153,6 @@ def test_whole_functions_on_the_cpu_match_plain_python(name: str, rng: np.random
         "cholesky",
         "seidel_2d",
         "covariance",
-        "syr2k",
     ],
 )  # covariance: the padded matmul recipe, its accumulators carried across barriers
 def test_whole_functions_on_the_emulated_gpu_match_plain_python(
