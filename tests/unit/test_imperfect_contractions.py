@@ -153,7 +153,8 @@ def test_the_contraction_gets_the_matmul_recipe_on_the_gpu(
 @pytest.mark.parametrize("name", sorted([*INPUTS, *ALSO_ON_THE_CPU]))
 def test_whole_functions_on_the_gpu(name: str, rng: np.random.Generator) -> None:
     """The default (auto) schedule on the GPU: the padded matmul recipe with its cp.async ring
-    on the triangle, which the emulator cannot run."""
+    on the triangle (on the emulator: test_hoist_invariants' symm, covariance in
+    test_auto_schedule_functions)."""
     import loopopt
 
     f = pb.CASES[name][0]
