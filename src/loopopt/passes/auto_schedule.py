@@ -68,7 +68,7 @@ from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function
 from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
-from loopopt.passes.hoist_invariants import MIN_SAVED, hoist_function
+from loopopt.passes.hoist_invariants import AUTO_MIN_REUSE, MIN_SAVED, hoist_function
 from loopopt.passes.loop_reschedule import reschedule_deep
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
 from loopopt.schedule.rankings import rank as rank
@@ -203,7 +203,7 @@ class AutoSchedulePass(LoopoptPass):
         if self.gpu:
             expand_function(fn)
             snapshot_function(fn)
-            hoist_function(fn, min_saved=MIN_SAVED)
+            hoist_function(fn, AUTO_MIN_REUSE, MIN_SAVED)
             for nest in [o for o in fn.body.block.ops if isinstance(o, affine.ForOp)]:
                 reschedule_deep(nest)
         self.walk(ctx, op, fn.body.block, device, out)

@@ -22,7 +22,8 @@ the nest then reads (loops/hoist.py). Exact: the same ops on the same values. Po
 multiply-add (one instruction per iteration instead of two: the GPU kernels are issue-bound).
 
 auto-schedule does this on the GPU where it saves at least MIN_SAVED arithmetic ops (more
-than the launch of the new nest costs). A nest with nothing to hoist is left as it is.
+than the launch of the new nest costs) and each value is computed AUTO_MIN_REUSE times. A
+nest with nothing to hoist is left as it is.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ from loopopt.passes import LoopoptPass
 MIN_SAVED = 1 << 27
 """Arithmetic ops a hoist must save for auto-schedule to make it: about what an H200 runs
 (132 SMs x 128 lanes x 1.98 GHz) in the 3-4 us that launching the new nest costs."""
+AUTO_MIN_REUSE = 64
+"""Computations per value for auto-schedule to hoist: each hoisted value costs a write and a
+read of 4-8 bytes (about 2-4 ps of an H200's 4.8 TB/s) where it saves `reuse` x its ops
+(about 0.03 ps each at 33 T simple ops/s): below some 64, the traffic costs more."""
 
 
 def hoist_function(fn: Operation, min_reuse: int = 2, min_saved: int = 0) -> int:
