@@ -648,3 +648,45 @@ def test_sgemm_register_tile_on_the_gpu(rng: np.random.Generator) -> None:
     ref = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
     loopopt.compile(text, func, pipeline=SGEMM, target="gpu")(a, b, c)
     assert np.linalg.norm(c - ref) / np.linalg.norm(ref) < 1e-4
+
+
+def test_the_element_index_agrees_with_comparing_each_pair() -> None:
+    """`_Elements.find` (by signature and constants) gives what comparing the access with
+    every element found so far gives: the same element, one it may or may not be, or none."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from xdsl.ir.affine import AffineExpr
+
+    from loopopt.loops.scalar_replace import Element, _Elements, _same
+
+    parts = [{}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2}]
+    forms = st.builds(
+        lambda p, c: {**parts[p], None: c} if c else dict(parts[p]),
+        st.integers(0, 3),
+        st.integers(0, 2),
+    )
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.lists(forms, min_size=2, max_size=2), min_size=1, max_size=12))
+    def check(accesses: list[list[dict]]) -> None:
+        elements: list[Element] = []
+        index = _Elements()
+        for access_forms in accesses:
+            access = Element([AffineExpr.constant(0)] * 2, access_forms)  # type: ignore[arg-type]
+            expected_match, expected_unsure = None, False
+            for element in elements:
+                same = _same(access, element, 0)
+                if same is None:
+                    expected_unsure = True
+                elif same:
+                    expected_match = element
+            match, unsure = index.find(access, 0)
+            assert (unsure is not None) == expected_unsure
+            if expected_unsure:
+                return  # replaceable gives up here
+            assert match is expected_match
+            if match is None:
+                elements.append(access)
+                index.add(access)
+
+    check()

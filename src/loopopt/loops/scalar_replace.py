@@ -236,6 +236,85 @@ def _same(a: Element, b: Element, count: int) -> bool | None:
     return True if all(d == 0 for d in differences) else None
 
 
+Signature = tuple[frozenset[tuple[SSAValue, int]], ...]
+"""The variable part of each index's linear form (what two elements' indices differ by a
+constant in, when they share it)."""
+
+
+class _Elements:
+    """The distinct elements found so far (any two provably differ, as `_same` proves), indexed
+    so that finding an access's element does not compare it with each: elements whose indices
+    are all linear forms are kept by their variable parts (`Signature`) and constants. Two
+    such elements of one signature are the same iff their constants are; of two signatures,
+    they provably differ iff their constants differ in a dimension where the variable parts
+    agree (elsewhere `_difference` cannot tell). Other elements are compared one by one."""
+
+    def __init__(self) -> None:
+        self.exact: dict[tuple[Signature, tuple[int, ...]], Element] = {}
+        self.groups: dict[Signature, list[Element]] = {}
+        self.projections: dict[tuple[Signature, tuple[int, ...]], set[tuple[int, ...]]] = {}
+        """Per (signature, dimensions): the constants of its elements in those dimensions."""
+        self.others: list[Element] = []
+
+    def add(self, element: Element) -> None:
+        split = _split(element)
+        if split is None:
+            self.others.append(element)
+            return
+        signature, constants = split
+        self.exact[(signature, constants)] = element
+        self.groups.setdefault(signature, []).append(element)
+        for (group, dims), seen in self.projections.items():
+            if group == signature:
+                seen.add(tuple(constants[d] for d in dims))
+
+    def find(self, access: Element, count: int) -> tuple[Element | None, Element | None]:
+        """(the element `access` is, if found; an element it may or may not be, if any)."""
+        match: Element | None = None
+        split = _split(access)
+        pairwise = self.others if split is not None else [*self.others, *self._known()]
+        for element in pairwise:
+            same = _same(access, element, count)
+            if same is None:
+                return None, element
+            if same:
+                match = element
+        if split is None:
+            return match, None
+        signature, constants = split
+        for group, members in self.groups.items():
+            if group == signature:
+                continue
+            dims = tuple(d for d, part in enumerate(group) if part == signature[d])
+            seen = self.projections.get((group, dims))
+            if seen is None:
+                seen = {tuple(_split_constants(e)[d] for d in dims) for e in members}
+                self.projections[(group, dims)] = seen
+            if tuple(constants[d] for d in dims) in seen:
+                unsure = next(e for e in members if _same(access, e, count) is None)
+                return None, unsure
+        return match or self.exact.get((signature, constants)), None
+
+    def _known(self) -> list[Element]:
+        return [e for members in self.groups.values() for e in members]
+
+
+def _split(element: Element) -> tuple[Signature, tuple[int, ...]] | None:
+    """(signature, constants) of an element whose indices are all linear forms, else None."""
+    if any(form is None for form in element.forms):
+        return None
+    signature = tuple(
+        frozenset((k, c) for k, c in form.items() if k is not None)
+        for form in element.forms
+        if form is not None
+    )
+    return signature, _split_constants(element)
+
+
+def _split_constants(element: Element) -> tuple[int, ...]:
+    return tuple(form.get(None, 0) if form is not None else 0 for form in element.forms)
+
+
 def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
     """Whether `memref`'s elements can be kept in registers across `loop`; if not, why."""
     name = array_name(memref)
@@ -250,6 +329,7 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
     order = {op: n for n, op in enumerate(loop.walk())}
     builder = MapBuilder()
     elements: list[Element] = []
+    found = _Elements()
     varying: dict[Operation, str] = {}
     """Accesses left in memory, and why: they must touch no element kept in registers."""
     for op in sorted(uses, key=order.__getitem__):
@@ -274,17 +354,13 @@ def replaceable(loop: affine.ForOp, memref: SSAValue) -> Replaceable | str:
             return f"the guard of padded {describe_access(op)} varies with the loop"
         forms = [_form(index, builder) for index in indices]
         access = Element(indices, forms, [op], guard, [padded])
-        match = None
-        for element in elements:
-            same = _same(access, element, len(builder.values))
-            if same is None:
-                first = describe_access(element.accesses[0])
-                return f"{first} and {describe_access(op)} may or may not be the same element"
-            if same:
-                match = element
-                break
+        match, unsure = found.find(access, len(builder.values))
+        if unsure is not None:
+            first = describe_access(unsure.accesses[0])
+            return f"{first} and {describe_access(op)} may or may not be the same element"
         if match is None:
             elements.append(access)
+            found.add(access)
             continue
         mismatch = _guard_mismatch(match, access, len(builder.values))
         if mismatch is not None:
