@@ -197,15 +197,19 @@ def test_options() -> None:
     assert "memref.alloc" in transform(GEMM, "hoist-invariants{func=gemm}")
 
 
-def test_auto_schedule_hoists_where_it_saves_more_than_a_launch() -> None:
+def test_auto_schedule_hoists_where_it_saves_more_than_a_launch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """On the GPU, auto-schedule hoists gemm's alpha * A[i, k] at 640³ (262 M multiplies
     saved, more than MIN_SAVED): a kernel of its own, and the contraction's kernel multiplies
     once per add; at 64³ it does not."""
     for n, hoisted in ((640, True), (64, False)):
         module = Kernel(pb.gemm).module(1.5, 1.2, *[np.zeros((n, n), np.float32)] * 3)
-        after = transform(str(module), "auto-schedule{device=sm_90}")
+        after = transform(str(module), "auto-schedule{device=sm_90 explain top=0}")
         kernels = after.split("gpu.func @")[1:]
         assert ("_inv" in after) is hoisted
+        said = "auto-schedule @gemm: hoisted 'arith.mulf' of loops i, k in nest 'i' (computed"
+        assert (said in capsys.readouterr().err) is hoisted
         assert len(kernels) == (3 if hoisted else 2)
         if hoisted:
             biggest = max(kernels, key=len)

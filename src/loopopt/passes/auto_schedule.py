@@ -203,7 +203,9 @@ class AutoSchedulePass(LoopoptPass):
         if self.gpu:
             expand_function(fn)
             snapshot_function(fn)
-            hoist_function(fn, AUTO_MIN_REUSE, MIN_SAVED)
+            for line in hoist_function(fn, AUTO_MIN_REUSE, MIN_SAVED):
+                if self.explain:
+                    print(f"auto-schedule @{fn.sym_name.data}: hoisted {line}", file=out)
             for nest in [o for o in fn.body.block.ops if isinstance(o, affine.ForOp)]:
                 reschedule_deep(nest)
         self.walk(ctx, op, fn.body.block, device, out)
