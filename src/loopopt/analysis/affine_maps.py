@@ -10,8 +10,8 @@ results mean their max, several upper results their min (exclusive), as in `affi
 symbol only where it was only ever one, simplifies, and for a `min`/`max` kind drops dominated
 results; `access=True` gives the all-dimension form of affine.load/store maps (what MLIR's
 parser makes of `%A[%i, %j + 1]` and loopopt's parser too, context.py; xDSL's printer prints
-maps of only dims or only symbols correctly, and MLIR refuses a loop index as a symbol). `composed` reads a map with the
-affine.apply ops and constants among its operands composed in.
+maps of only dims or only symbols correctly, and MLIR refuses a loop index as a symbol).
+`composed` reads a map with the affine.apply ops and constants among its operands composed in.
 
 Nothing here changes the IR (loops/affine_maps.py writes bounds and substitutes maps).
 """
