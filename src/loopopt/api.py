@@ -211,10 +211,11 @@ def _compile_cpu(
             p = dataclasses.replace(p, gpu=False)  # its loop-level part only
         cpu_passes.append(p)
     _apply(ctx, module, cpu_passes)
-    if any(isinstance(op, gpu.ModuleOp) for op in module.ops):
-        raise LoopoptError("the module holds GPU kernels; it cannot run on the CPU")
+    kernels = next((op for op in module.ops if isinstance(op, gpu.ModuleOp)), None)
+    if kernels is not None:
+        raise LoopoptError("the module holds GPU kernels; it cannot run on the CPU", op=kernels)
     text = _print_module(module)
-    return {"target": "cpu", "module": text}, compile_cpu(text, func)
+    return {"target": "cpu", "module": text}, compile_cpu(module, func)
 
 
 def apply_mapped(ctx: Context, module: ModuleOp, func: str, passes: list[ModulePass]) -> None:

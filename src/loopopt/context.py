@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     FileLineColLoc,
     FusedLoc,
+    IndexType,
     IntAttr,
     LocationAttr,
     ModuleOp,
@@ -17,10 +19,11 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
 )
 from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.affine_ext import AFFINE
@@ -57,12 +60,28 @@ def make_context(allow_unregistered: bool = False) -> Context:
     return ctx
 
 
+MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPrivateUsage]
+    r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"'
+)
+"""xDSL's string-literal pattern with possessive repeats: its `(?:[^"…]+|…)*"` backtracks through
+every split of a line that has no closing quote (`%f = affi"ne.load %F[0, 0] : …` took minutes);
+the strings it accepts are the same."""
+
 _LOCATION_ALIAS = re.compile(r"^(#[\w$.-]+)\s*=\s*loc\(", re.MULTILINE)
 """A location alias definition: `mlir-opt --mlir-print-debuginfo` prints them after their uses."""
 
 
 class _LocationParser(Parser):
-    """xDSL's parser, reading MLIR's fused locations with metadata too."""
+    """xDSL's parser, reading MLIR's fused locations with metadata too, and the subscripts of
+    affine.load/store (`%A[%i, %j + 1]`) as MLIR does: each SSA id a dimension of the map
+    (xDSL makes them symbols, `()[s0, s1] -> (s0, s1 + 1)`, which `--mlir-print-op-generic`
+    then printed and mlir-opt refuses: "operand cannot be used as a symbol" for a loop index)."""
+
+    def parse_affine_map_of_ssa_ids(self) -> tuple[AffineMap, Sequence[SSAValue[IndexType]]]:
+        amap, operands = super().parse_affine_map_of_ssa_ids()
+        dims = [AffineExpr.dimension(k) for k in range(amap.num_symbols)]
+        as_dims = amap.replace_dims_and_symbols((), dims, amap.num_symbols, 0)
+        return as_dims, operands
 
     def _parse_location(self) -> LocationAttr:
         """xDSL's, plus MLIR's fused locations with metadata: `fused<"a">[loc, …]`."""
@@ -179,11 +198,29 @@ class LocatingParser(_LocationParser):
         except VerifyException as e:  # an op constructor refused it: at the op's start
             span = Span(start, start + 1, self._current_token.span.input)
             raise ParseError(span, f"invalid IR: {_first_line(e)}") from None
+        except ValueError as e:  # xDSL's parse of an op with a region of several blocks
+            if _MULTI_BLOCK not in str(e):
+                raise
+            span = Span(start, start + 1, self._current_token.span.input)
+            name = _op_name_at(self._text, start)
+            raise ParseError(
+                span, f"invalid IR: '{name}' takes a region of one block (no ^bb labels in it)"
+            ) from None
         if isinstance(op.location, UnknownLoc):
             line, column = self._line_and_column(start)
             line += self._line_offset
             op.location = FileLineColLoc(StringAttr(self._name), IntAttr(line), IntAttr(column))
         return op
+
+
+_MULTI_BLOCK = "only available for single-block regions"
+"""What xDSL's `Region.block` raises for a region of several blocks."""
+
+
+def _op_name_at(text: str, start: int) -> str:
+    """The name of the op whose text starts at `start` (`%r = affine.for …`, `"scf.if"(…)`)."""
+    found = re.match(r'(?:[%\w#:, ]+=\s*)?"?([\w.$-]+)', text[start:])
+    return found.group(1) if found else "the op"
 
 
 def whole_input(name: str) -> FileLineColLoc:
@@ -226,13 +263,24 @@ def verify_ir(module: ModuleOp, what: str) -> None:
     _check_defined_before_use(module, set(), what)
     try:
         module.verify()
-    except (VerifyException, ValueError) as whole:
+    except Exception as whole:
+        if not _is_refusal(whole):
+            raise
         for op in module.walk(reverse=True):
             try:
                 op.verify(verify_nested_ops=False)
-            except (VerifyException, ValueError) as e:
+            except Exception as e:
+                if not _is_refusal(e):
+                    raise
                 raise LoopoptError(f"{what}: {_first_line(e)}", op=op) from None
         raise LoopoptError(f"{what}: {_first_line(whole)}") from None
+
+
+def _is_refusal(e: Exception) -> bool:
+    """Whether a verifier's exception says the IR is invalid: xDSL's VerifyException, the
+    ValueError of a region with several blocks where one is expected, or the bare `Exception`
+    some of its verifiers raise (memref.store: "Expected an index for each dimension")."""
+    return isinstance(e, VerifyException | ValueError) or type(e) is Exception
 
 
 def _check_defined_before_use(op: Operation, visible: set[SSAValue], what: str) -> None:

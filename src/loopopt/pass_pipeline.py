@@ -116,10 +116,17 @@ def _pass_class(spec: str, name: str, offset: int) -> type[ModulePass]:
 
 @functools.cache
 def xdsl_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """xDSL's own passes (`canonicalize`, `cse`, `lower-affine` …), usable in pipelines."""
+    """xDSL's own passes (`canonicalize`, `cse` …), usable in pipelines; `lower-affine` is
+    loopopt's lowering (xDSL's fails on bounds with operands, `min`/`max` bounds, affine.if)."""
     from xdsl.transforms import get_all_passes
 
-    return get_all_passes()
+    return {**get_all_passes(), "lower-affine": _lower_affine_pass}
+
+
+def _lower_affine_pass() -> type[ModulePass]:
+    from loopopt.lowering.affine_to_scf import LowerAffinePass
+
+    return LowerAffinePass
 
 
 def pass_text(p: ModulePass) -> str:

@@ -6,8 +6,10 @@ no `-o` file."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_bad_inputs import GOOD, Case, _check
 
@@ -20,6 +22,18 @@ NEST = """func.func @f(%A: memref<8x8xf32>) {
       affine.store %v, %A[%i, %j] : memref<8x8xf32>
     } {loopopt.name = "j"}
   } {loopopt.name = "i"}
+  return
+}
+"""
+DECLARED = "func.func private @ext(index)\n"
+"""A declaration after the nest: passes work on the functions with a body."""
+BRANCHING = """func.func @f(%A: memref<8xf32>) {
+  cf.br ^bb1
+^bb1:
+  affine.for %i = 0 to 8 {
+    %v = affine.load %A[%i] : memref<8xf32>
+    affine.store %v, %A[%i] : memref<8xf32>
+  }
   return
 }
 """
@@ -114,6 +128,24 @@ IR_CASES = {  # input text, location, what the line says
         "in.mlir:1:40: ",
         "'foo.bar' is not registered",
     ),
+    "string-never-closed": (  # xDSL's string pattern backtracked for minutes on this line
+        _ir('  %f = affi"ne.load %A[0] : memref<4xf32> // and some more text to backtrack\n'),
+        "in.mlir:2:12: ",
+        "End of file reached before closing string literal",
+    ),
+    "blocks-in-a-loop": (
+        _ir("  affine.for %i = 0 to 4 {\n    cf.br ^bb1\n  ^bb1:\n  }\n"),
+        "in.mlir:2:3: ",
+        "invalid IR: 'affine.for' takes a region of one block (no ^bb labels in it)",
+    ),
+    "memref-store-indices": (  # xDSL's verifier raises a bare Exception
+        _ir(
+            "  %c = arith.constant 0 : index\n  %v = memref.load %A[%c] : memref<4xf32>\n"
+            "  memref.store %v, %A[%c, %c] : memref<4xf32>\n"
+        ),
+        "in.mlir:4:3: ",
+        "invalid IR: Expected an index for each dimension",
+    ),
     "function-twice": (
         "func.func @f() {\n  return\n}\nfunc.func @f() {\n  return\n}\n",
         "in.mlir: ",
@@ -188,6 +220,11 @@ OPTION_CASES = {  # pipeline, location, what the line says
     "fuse-one-loop": ("loop-fuse{loops=i}", "in.mlir: ", "loops= takes two loop names"),
     "distribute-no-loop": ("loop-distribute{loop=q}", "in.mlir: ", "no loop named 'q'"),
     "pipeline-copies-no-loop": ("pipeline-copies{stages=2}", "in.mlir: ", "missing option loop="),
+    "func-names-a-declaration": (
+        "loop-tile{tile-sizes=4 func=ext}",
+        "in.mlir:10:1: ",
+        "function 'ext' is a declaration (no body)",
+    ),
 }
 
 OPT_CASES = {
@@ -196,8 +233,17 @@ OPT_CASES = {
         for name, (text, where, says) in IR_CASES.items()
     },
     **{
-        f"option-{name}": Case(("in.mlir", "-p", pipeline), where, says, NEST)
+        f"option-{name}": Case(("in.mlir", "-p", pipeline), where, says, NEST + DECLARED)
         for name, (pipeline, where, says) in OPTION_CASES.items()
+    },
+    **{
+        f"branching-function-{name}": Case(
+            ("in.mlir", "-p", name),
+            "in.mlir:1:1: ",
+            f"{name}: @f has 2 blocks (cf branches); it takes structured functions only",
+            BRANCHING,
+        )
+        for name in ("gpu-map-loops", "auto-schedule")
     },
     "missing-file": Case(("missing.mlir",), "missing.mlir: ", "cannot read input"),
     "directory": Case((".",), ".: ", "cannot read input: Is a directory"),
@@ -397,3 +443,115 @@ def test_indices_mlir_accepts_are_accepted(
     (tmp_path / "in.mlir").write_text(TOP_LEVEL_INDEX)
     assert loopopt_opt.run(["in.mlir", "-o", "out.mlir"]) == 0, capsys.readouterr().err
     assert (tmp_path / "out.mlir").exists()
+
+
+TRIANGULAR = """#lb = affine_map<(d0) -> (d0 + 1)>
+#ub = affine_map<(d0)[s0] -> (d0 + 4, s0)>
+func.func @f(%A: memref<9x9xf32>, %n: index) {
+  affine.for %i = 0 to %n {
+    affine.for %j = #lb(%i) to min #ub(%i)[%n] {
+      %v = affine.load %A[%i, %j - 1] : memref<9x9xf32>
+      %w = affine.load %A[%j, %i] : memref<9x9xf32>
+      %s = arith.addf %v, %w : f32
+      affine.store %s, %A[%i, %j] : memref<9x9xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_lower_affine_of_bounds_with_operands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-p lower-affine` lowers bounds that take loop variables and symbols, and min bounds
+    (xDSL's lower-affine raised IndexError on them); the scf nest computes what the affine one
+    does, and upstream MLIR reads it."""
+    from upstream import assert_upstream_valid
+
+    from loopopt.runtime.cpu import run_function
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.mlir").write_text(TRIANGULAR)
+    assert loopopt_opt.run(["in.mlir", "-p", "lower-affine", "-o", "out.mlir"]) == 0
+    lowered = (tmp_path / "out.mlir").read_text()
+    assert "affine." not in lowered and "scf.for" in lowered
+    A = np.random.default_rng(0).standard_normal((9, 9)).astype(np.float32)
+    expected, got = A.copy(), A.copy()
+    run_function(TRIANGULAR, "f", [expected, 7])
+    run_function(lowered, "f", [got, 7])
+    np.testing.assert_array_equal(got, expected)
+    assert not np.array_equal(expected, A)
+    assert_upstream_valid(lowered)
+
+
+def test_generic_output_indexes_with_dimensions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`%A[%i]` is read as MLIR reads it, a map of dimensions: the generic form says
+    `(d0) -> (d0)` (xDSL's symbols, `()[s0] -> (s0)`, made mlir-opt refuse loop indices)."""
+    from upstream import assert_upstream_valid
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.mlir").write_text(NEST)
+    argv = ["in.mlir", "-p", "loop-skew{loops=i,j}", "--mlir-print-op-generic", "-o", "out.mlir"]
+    assert loopopt_opt.run(argv) == 0
+    generic = (tmp_path / "out.mlir").read_text()
+    maps = re.findall(r'"affine\.(?:load|store)".*?map = affine_map<([^-]*) ->', generic)
+    assert maps == ["(d0, d1)", "(d0, d1)"], maps
+    assert_upstream_valid(generic)
+
+
+@pytest.mark.parametrize("pipeline", ["gpu-map-loops", "auto-schedule", "gpu-mma"])
+def test_declarations_are_left_alone(
+    pipeline: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A function declaration beside the nest: nothing to map in it (its empty body was an
+    internal error of gpu-map-loops and auto-schedule)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.mlir").write_text(DECLARED + NEST)
+    assert loopopt_opt.run(["in.mlir", "-p", pipeline, "-o", "out.mlir"]) == 0
+    assert "@ext" not in capsys.readouterr().err
+    assert "func.func private @ext(index)" in (tmp_path / "out.mlir").read_text()
+
+
+CALLS_UNDEFINED = """func.func private @g(f32)
+func.func @f(%A: memref<8xf32>) {
+  affine.for %i = 0 to 8 {
+    %a = affine.load %A[%i] : memref<8xf32>
+    func.call @g(%a) : (f32) -> ()
+  }
+  return
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "says"),
+    [
+        (CALLS_UNDEFINED, "in.mlir:5:5: ", "@f calls @g, which is declared but defined nowhere"),
+        (
+            GOOD + "gpu.module @kernels {\n}\n",
+            "in.mlir:8:1: ",
+            "the module holds GPU kernels; it cannot run on the CPU",
+        ),
+    ],
+    ids=["undefined-callee", "gpu-module"],
+)
+def test_loopopt_run_refusals_name_the_line(
+    text: str,
+    where: str,
+    says: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An undefined callee used to crash the JIT (a segfault: MCJIT called address 0)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.mlir").write_text(text)
+    with pytest.raises(SystemExit) as exit:
+        loopopt_cli.main(["run", "in.mlir", "--target", "cpu", "--repeat", "1", "--no-cache"])
+    _check(Case((), where, says, text), int(exit.value.code or 0), capsys.readouterr().err)

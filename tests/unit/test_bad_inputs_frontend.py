@@ -157,6 +157,23 @@ def dict_literal(A):
     x = {1: 2}  # noqa: F841
 
 
+@loopopt.kernel
+def big_literal(A):
+    for i in range(A.shape[0]):
+        A[i] = 123456789012345678901234567890
+
+
+@loopopt.kernel
+def big_power(A):
+    for _i in range(2**70):
+        A[0] = 1.0
+
+
+@loopopt.kernel
+def huge_exponent(A):
+    A[0] = 3**10**9
+
+
 def _z(n: int = 4, dtype: Any = F32) -> np.ndarray:
     return np.arange(n, dtype=dtype)
 
@@ -276,6 +293,24 @@ CASES: dict[str, tuple[Any, Any, str, str]] = {
     "generator": (generator, (_z(),), "yield A[0]", "statement 'yield A[0]' is outside"),
     "f-string": (fstring, (_z(),), 'x = f"{A[0]}"', "is outside the subset"),
     "dict": (dict_literal, (_z(),), "x = {1: 2}", "Dict '{1: 2}' is outside the subset"),
+    "int-beyond-64-bits": (  # was xDSL's VerifyException
+        big_literal,
+        (_z(dtype=np.int64),),
+        "A[i] = 1234",
+        "'123456789012345678901234567890' does not fit in 64 bits",
+    ),
+    "bound-beyond-64-bits": (  # was a loop of 2**70 cut to 64 bits: a hang
+        big_power,
+        (_z(),),
+        "for _i in range(2**70)",
+        "'2 ** 70' does not fit in 64 bits",
+    ),
+    "power-not-computed": (  # Python would compute 3 ** 10**9 for minutes first
+        huge_exponent,
+        (_z(),),
+        "A[0] = 3**10**9",
+        "'3 ** 10 ** 9' does not fit in 64 bits",
+    ),
     # a pass's complaint about its options names the kernel (it named nothing)
     "option-out-of-range": (scale, (_z(), _z()), "def scale(A, B):", "tile size -1 is negative"),
 }
@@ -310,3 +345,19 @@ def test_unknown_target_is_one_line() -> None:
     with pytest.raises(LoopoptError, match="unknown target 'tpu'"):
         scale(A, B, target="tpu")
     np.testing.assert_array_equal(B, _z())
+
+
+@loopopt.kernel
+def copy(A, B):
+    for i in range(A.shape[0]):
+        B[i] = A[i]
+
+
+@pytest.mark.parametrize("schedule", [None, "auto", "loop-tile{tile-sizes=4}"])
+def test_zero_size_arrays_run(schedule: str | None) -> None:
+    """Loops of 0 iterations: nothing to do (the cost model divided by the 0-size block)."""
+    A, B = np.zeros(0, F32), np.zeros(0, F32)
+    copy(A, B, schedule=schedule, target="cpu")
+    A, B = np.ones(3, F32), np.zeros(3, F32)
+    copy(A, B, schedule=schedule, target="cpu")
+    np.testing.assert_array_equal(B, A)

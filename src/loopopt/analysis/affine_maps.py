@@ -8,9 +8,10 @@ results mean their max, several upper results their min (exclusive), as in `affi
 
 `MapBuilder` gives one placeholder per distinct value (`value`, `exprs`); `build` makes a value a
 symbol only where it was only ever one, simplifies, and for a `min`/`max` kind drops dominated
-results; `access=True` gives the all-symbol form of affine.load/store maps (the form xDSL's
-parser produces and the only one its printer prints correctly). `composed` reads a map with the
-affine.apply ops and constants among its operands composed in.
+results; `access=True` gives the all-dimension form of affine.load/store maps (what MLIR's
+parser makes of `%A[%i, %j + 1]` and loopopt's parser too, context.py; xDSL's printer prints
+maps of only dims or only symbols correctly, and MLIR refuses a loop index as a symbol).
+`composed` reads a map with the affine.apply ops and constants among its operands composed in.
 
 Nothing here changes the IR (loops/affine_maps.py writes bounds and substitutes maps).
 """
@@ -185,14 +186,14 @@ class MapBuilder:
     def build(
         self, results: Sequence[AffineExpr], kind: BoundKind | None = None, *, access: bool = False
     ) -> Bound:
-        """The map of `results`; `access` makes every operand a symbol, the form xDSL's parser
-        gives (and its printer expects for) the maps of affine.load/store."""
+        """The map of `results`; `access` makes every operand a dimension, the form of the
+        maps of affine.load/store (see the module docstring)."""
         exprs = [self.simplified(r) for r in results]
         if kind is not None:
             exprs = _prune(exprs, kind, len(self.values))
         used: set[int] = set().union(*(r.used_dims() for r in exprs))
-        dims = [i for i in sorted(used) if not (access or self._symbol[i])]
-        syms = [i for i in sorted(used) if access or self._symbol[i]]
+        dims = [i for i in sorted(used) if access or not self._symbol[i]]
+        syms = [i for i in sorted(used) if not access and self._symbol[i]]
         renumber: list[AffineExpr] = [AffineExpr.constant(0)] * len(self.values)
         for position, index in enumerate(dims):
             renumber[index] = AffineExpr.dimension(position)

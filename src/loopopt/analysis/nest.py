@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 
 from xdsl.dialects import affine, func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, StringAttr
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.loopopt import LOOP_NAME
@@ -36,14 +36,30 @@ def describe_loop(loop: Operation) -> str:
 
 
 def functions(module: ModuleOp, func_name: str | None = None) -> list[func.FuncOp]:
-    """The functions a pass works on: all of them, or the one named by its `func=` option."""
+    """The functions a pass works on: all of them, or the one named by its `func=` option.
+    Declarations (`func.func private @f(index)`, no body) have nothing to work on: they are
+    left out, and naming one is an error."""
     funcs = [op for op in module.walk() if isinstance(op, func.FuncOp)]
-    if func_name is None:
-        return funcs
-    chosen = [f for f in funcs if f.sym_name.data == func_name]
-    if not chosen:
-        raise LoopoptError(f"no function named '{func_name}'", op=module)
-    return chosen
+    if func_name is not None:
+        funcs = [f for f in funcs if f.sym_name.data == func_name]
+        if not funcs:
+            raise LoopoptError(f"no function named '{func_name}'", op=module)
+        if not funcs[0].body.blocks:
+            raise LoopoptError(f"function '{func_name}' is a declaration (no body)", op=funcs[0])
+    return [f for f in funcs if f.body.blocks]
+
+
+def body_block(fn: func.FuncOp, who: str) -> Block:
+    """The one block of `fn`'s body; a diagnostic naming `who` (a pass) where the body branches
+    between blocks (cf.br after lowering): what maps or schedules a whole function takes
+    structured code only."""
+    if len(fn.body.blocks) != 1:
+        raise LoopoptError(
+            f"{who}: @{fn.sym_name.data} has {len(fn.body.blocks)} blocks (cf branches); "
+            "it takes structured functions only (scf/affine control flow, one block)",
+            op=fn,
+        )
+    return fn.body.block
 
 
 def function_ops(module: ModuleOp, name: str | None) -> list[Operation]:

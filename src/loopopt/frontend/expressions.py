@@ -63,6 +63,10 @@ class Expressions(Branches):
         if isinstance(value, bool | np.bool_):
             return BoolConst(bool(value))
         if isinstance(value, int | np.integer):
+            if not -(2**63) <= int(value) < 2**63:
+                raise self.error(
+                    node, f"'{self.source.text(node)}' does not fit in 64 bits (a kernel's ints do)"
+                )
             return Index(AffineExpr.constant(int(value)))
         if isinstance(value, float):
             return FloatConst(value)

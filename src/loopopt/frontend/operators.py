@@ -126,11 +126,11 @@ def _affine(e: Emitter, kind: type, x: AffineExpr, y: AffineExpr, node: ast.AST)
     x, y = e.atoms.simplify(x), e.atoms.simplify(y)
     cx, cy = constant_of(x), constant_of(y)
     if kind is ast.Add:
-        return Index(e.atoms.simplify(x + y))
+        return _int64(e, e.atoms.simplify(x + y), node)
     if kind is ast.Sub:
-        return Index(e.atoms.simplify(x - y))
+        return _int64(e, e.atoms.simplify(x - y), node)
     if kind is ast.Mult and (cx is not None or cy is not None):
-        return Index(e.atoms.simplify(x * y))
+        return _int64(e, e.atoms.simplify(x * y), node)
     if kind in (ast.FloorDiv, ast.Mod) and cy is not None and cy > 0:
         return Index(e.atoms.simplify(x // cy if kind is ast.FloorDiv else x % cy))
     if cx is not None and cy is not None:
@@ -154,6 +154,8 @@ def _fold_ints(e: Emitter, kind: type, x: int, y: int, node: ast.AST) -> Value |
         raise e.error(node, f"negative shift count in '{e.source.text(node)}'")
     if kind is ast.Pow and y < 0:
         return FloatConst(float(x) ** y)
+    if (kind is ast.Pow and abs(x) > 1 and y >= 64) or (kind is ast.LShift and x and y >= 64):
+        return _int64(e, None, node)  # not computed: 2 ** 10**9 would take Python minutes
     table = {
         ast.Mult: lambda: x * y, ast.FloorDiv: lambda: x // y, ast.Mod: lambda: x % y,
         ast.Pow: lambda: x**y, ast.BitAnd: lambda: x & y, ast.BitOr: lambda: x | y,
@@ -161,7 +163,23 @@ def _fold_ints(e: Emitter, kind: type, x: int, y: int, node: ast.AST) -> Value |
     }  # fmt: skip
     if kind is ast.Div:
         return FloatConst(x / y)
-    return Index(AffineExpr.constant(table[kind]())) if kind in table else None
+    return _int64(e, AffineExpr.constant(table[kind]()), node) if kind in table else None
+
+
+INT64 = range(-(2**63), 2**63)
+"""The values of a Python int in a kernel (an `index`, 64 bits)."""
+
+
+def _int64(e: Emitter, expr: AffineExpr | None, node: ast.AST) -> Index:
+    """`expr` as an index value; a diagnostic where it is a constant outside 64 bits (None: one
+    known to be)."""
+    value = None if expr is None else constant_of(expr)
+    if expr is None or (value is not None and value not in INT64):
+        shown = "" if value is None else f" = {value}"
+        raise e.error(
+            node, f"'{e.source.text(node)}'{shown} does not fit in 64 bits (a kernel's ints do)"
+        )
+    return Index(expr)
 
 
 def _fold(

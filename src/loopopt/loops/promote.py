@@ -337,19 +337,19 @@ def _retarget(
     ordered = [*dims, *syms]
     extra = [v for v in dict.fromkeys(fp.context) if v not in ordered]
     everything = [*ordered, *extra]
-    as_symbol = [AffineExpr.symbol(i) for i in range(len(everything))]
-    position = {v: as_symbol[i] for i, v in reversed(list(enumerate(everything)))}
+    as_dim = [AffineExpr.dimension(i) for i in range(len(everything))]  # MLIR's access form
+    position = {v: as_dim[i] for i, v in reversed(list(enumerate(everything)))}
     context = [position[v] for v in fp.context]
     results = tuple(
         (
-            r.replace_dims_and_symbols(as_symbol[: len(dims)], as_symbol[len(dims) :])
+            r.replace_dims_and_symbols(as_dim[: len(dims)], as_dim[len(dims) :])
             - o.replace_dims_and_symbols(context, [])
-        ).simplify(0, len(everything))
+        ).simplify(len(everything), 0)
         for r, o in zip(amap.results, fp.origin, strict=True)
     )
     if transpose:
         results = results[::-1]
-    new_map = AffineMapAttr(AffineMap(0, len(everything), results))
+    new_map = AffineMapAttr(AffineMap(len(everything), 0, results))
     if isinstance(access, affine.LoadOp):
         new: Operation = affine.LoadOp(buffer, everything, new_map, access.result.type)
         access.result.replace_all_uses_with(new.results[0])

@@ -1,4 +1,5 @@
-"""Lower the affine dialect to scf + arith + memref (xDSL's lower-affine lacks max/min bounds).
+"""Lower the affine dialect to scf + arith + memref (xDSL's lower-affine lacks max/min bounds);
+`lower-affine` in a pipeline runs this (`LowerAffinePass`).
 
 Before:  affine.for %i = max(0, %n - 4) to min(%n, 8) step 2 { %v = affine.load %A[%i floordiv 2] }
 After:   %lb = arith.maxsi %c0, %n4 ; %ub = arith.minsi %n, %c8
@@ -13,7 +14,9 @@ A loop marked for LLVM to unroll (`loopopt.unroll_in_llvm`) keeps the mark on it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, memref, scf
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import (
@@ -26,6 +29,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 from xdsl.ir.affine.affine_set import AffineConstraintKind
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -271,3 +275,13 @@ def lower_affine(module: builtin.ModuleOp) -> None:
         ),
         apply_recursively=True,
     ).rewrite_module(module)
+
+
+@dataclass(frozen=True)
+class LowerAffinePass(ModulePass):
+    """Lower affine ops to scf, arith and memref (`lower-affine`, as mlir-opt's)."""
+
+    name = "lower-affine"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        lower_affine(op)

@@ -53,6 +53,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from loopopt.analysis.box import band_box
+from loopopt.analysis.nest import body_block
 from loopopt.analysis.parallel import is_parallel
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.func_outline import (
@@ -200,6 +201,7 @@ class AutoSchedulePass(LoopoptPass):
         pipeline, applied to the nest outlined into a function of its own; then, on the GPU,
         `gpu-map-loops` maps whatever is left (other nests, code between them). On the GPU,
         scratch arrays that make a nest's loops sequential are expanded first (array-expand)."""
+        body_block(fn, self.name)
         if self.gpu:
             expand_function(fn)
             snapshot_function(fn)

@@ -50,6 +50,7 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, i32
 from xdsl.ir import Operation, SSAValue
 
 from loopopt.analysis.access import collect_accesses
+from loopopt.analysis.nest import body_block
 from loopopt.analysis.reduction import Reduction
 from loopopt.diagnostics import LoopoptError
 from loopopt.dialects.loopopt import (
@@ -191,7 +192,7 @@ class _Host:
         self.planner = Planner(options.block, options.grid, options.name)
 
     def function(self) -> None:
-        items = self.planner.plan(self.fn.body.block)
+        items = self.planner.plan(body_block(self.fn, self.options.name))
         if items is None:
             raise LoopoptError(
                 f"{self.options.name}: the function returns a value computed on the device; "

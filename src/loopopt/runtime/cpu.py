@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
 )
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.ir import Attribute
 
 from loopopt import cache as disk_cache
@@ -133,6 +133,7 @@ def _prefix_symbols(module: ModuleOp) -> dict[str, str]:
 
 def _compile_engine(module: ModuleOp, linked: str = "") -> _Engine:
     signatures = _signatures(module)
+    calls = _declared_calls(module)
     symbols = _prefix_symbols(module)
     lower_to_llvm(module)
     machine = _target_machine()
@@ -147,6 +148,7 @@ def _compile_engine(module: ModuleOp, linked: str = "") -> _Engine:
     except RuntimeError as e:
         first = str(e).strip().splitlines()
         raise LoopoptError(f"LLVM rejected the generated IR: {first[0] if first else e}") from None
+    _check_resolved(ref, calls)
     host = (llvm.get_process_triple(), llvm.get_host_cpu_name(), machine.target_data)
     object_key = disk_cache.key("object", text, linked, *map(str, host))
     stored = disk_cache.get("objects", object_key)
@@ -165,6 +167,35 @@ def _compile_engine(module: ModuleOp, linked: str = "") -> _Engine:
     with phase("code generation (host)"):
         engine.finalize_object()
     return _Engine(engine, ref, text, signatures, symbols, {})
+
+
+def _declared_calls(module: ModuleOp) -> dict[str, tuple[CallOp, str]]:
+    """The functions `module` calls but only declares, each with its first call and caller."""
+    declared = {
+        op.sym_name.data for op in module.ops if isinstance(op, FuncOp) and not op.body.blocks
+    }
+    calls: dict[str, tuple[CallOp, str]] = {}
+    for fn in module.ops:
+        if not isinstance(fn, FuncOp):
+            continue
+        for op in fn.walk():
+            if isinstance(op, CallOp) and op.callee.root_reference.data in declared:
+                calls.setdefault(op.callee.root_reference.data, (op, fn.sym_name.data))
+    return calls
+
+
+def _check_resolved(ref: llvm.ModuleRef, calls: dict[str, tuple[CallOp, str]]) -> None:
+    """A function called but defined neither in the module nor in what is linked in must be
+    found in the process (the C library): MCJIT would call an unresolved one at address 0 (a
+    segfault), so refuse it first."""
+    undefined = {fn.name for fn in ref.functions if fn.is_declaration}
+    for name, (call, caller) in calls.items():
+        if name in undefined and not llvm.address_of_symbol(name):
+            raise LoopoptError(
+                f"cannot run on the CPU: @{caller} calls @{name}, which is declared but defined "
+                "nowhere (not in the module, not in the C library)",
+                op=call,
+            )
 
 
 def _signatures(module: ModuleOp) -> dict[str, Signature]:

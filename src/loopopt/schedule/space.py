@@ -70,7 +70,10 @@ def classify(summary: NestSummary) -> str:
 def candidates(summary: NestSummary, device: Device) -> list[Schedule]:
     """The schedules of the nest's class that fit `device` (see the module docstring); none
     when no loop is parallel or nothing fits (`why_none` says which). A contraction whose
-    loop has a lower bound that varies gets no padded matmul tiles (LOWER_VARYING)."""
+    loop has a lower bound that varies gets no padded matmul tiles (LOWER_VARYING). A nest
+    with a loop that never runs (0 iterations: a 0-size array) has nothing to schedule."""
+    if any(loop.trip <= 0 for loop in summary.loops):
+        return []
     kind = classify(summary)
     boxed = any(loop.varies for loop in summary.loops)  # only padded tiles
     found = [] if boxed and kind == "matmul" else _fitting(SPACES[kind](summary), summary, device)
@@ -97,6 +100,8 @@ def _fitting(schedules: Iterable[Schedule], summary: NestSummary, device: Device
 
 def why_none(summary: NestSummary, device: Device) -> str:
     """Why `candidates` is empty: no parallel loop, or the first misfit of a mapping."""
+    if any(loop.trip <= 0 for loop in summary.loops):
+        return "a loop runs 0 times"
     if map_roles(summary) is None:
         return "no loop is parallel"
     maps = list(_map(summary))

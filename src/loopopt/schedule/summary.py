@@ -33,6 +33,7 @@ from xdsl.ir import Operation
 
 from loopopt.analysis.access import Aff, Dim, Symbols, map_results, memref_name
 from loopopt.analysis.box import band_box
+from loopopt.analysis.nest import body_block
 from loopopt.analysis.parallel import parallel_loops
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import (
@@ -141,7 +142,7 @@ def summarize_module(module: ModuleOp, func_name: str | None = None) -> NestSumm
 
 
 def _check_top_level(fn: func.FuncOp, name: str) -> None:
-    for op in fn.body.block.ops:
+    for op in body_block(fn, "summarize").ops:
         if isinstance(op, affine.ForOp | func.ReturnOp):
             continue
         if op.regions or _is_memory(op):

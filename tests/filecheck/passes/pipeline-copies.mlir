@@ -69,7 +69,7 @@ func.func @matmul(%A: memref<4x6xf32>, %B: memref<6x4xf32>, %C: memref<4x4xf32>)
 // ASYNC-NEXT:      gpu.barrier
 // ASYNC-NEXT:      %[[AHEAD:.*]] = affine.min affine_map<(d0) -> ((d0 + 32), 48)> (%[[KT]])
 // ASYNC-NEXT:      %[[ASTAGE:.*]] = affine.apply affine_map<(d0) -> ((((d0 floordiv 16) + ((((d0 floordiv 16) + 2) floordiv 3) * -3)) + 2))> (%[[KT]])
-// ASYNC:           %[[COL:.*]] = affine.apply affine_map<()[s0, s1] -> ((s0 + s1))> ()[%[[AHEAD]], %{{.*}}]
+// ASYNC:           %[[COL:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%[[AHEAD]], %{{.*}})
 // ASYNC-NEXT:      %{{.*}} = nvgpu.device_async_copy %A[%{{.*}}, %[[COL]]], %[[RING]][%[[ASTAGE]], %{{.*}}, %{{.*}}], 4 {bypassL1}
 // ASYNC-NEXT:      %{{.*}} = nvgpu.device_async_create_group
 // ASYNC-NEXT:      affine.for %[[I:.*]] = 0 to 4 {
@@ -161,7 +161,7 @@ gpu.module @kernels_cols {
 // FILL-NEXT:    %[[S0:.*]] = arith.constant 0 : index
 // FILL:         %[[R:.*]] = affine.apply affine_map<(d0) -> ((d0 floordiv 16))>
 // FILL-NEXT:    %[[C:.*]] = affine.apply affine_map<(d0) -> ((d0 + ((d0 floordiv 16) * -16)))>
-// FILL-NEXT:    %[[COL:.*]] = affine.apply affine_map<()[s0, s1] -> ((s0 + s1))> ()[%[[FIRST]], %[[C]]]
+// FILL-NEXT:    %[[COL:.*]] = affine.apply affine_map<(d0, d1) -> ((d0 + d1))> (%[[FIRST]], %[[C]])
 // FILL-NEXT:    %[[SR:.*]], %[[SC:.*]], %[[ELEMS:.*]] = affine.if affine_set<(d0, d1) : ((((d0 * -1) + (d1 * -1)) + 59) >= 0)>(%[[FIRST]], %[[C]]) -> (index, index, index) {
 // FILL-NEXT:      %[[N:.*]] = arith.constant 4 : index
 // FILL-NEXT:      affine.yield %[[R]], %[[COL]], %[[N]] : index, index, index
