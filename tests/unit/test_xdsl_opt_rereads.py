@@ -113,6 +113,19 @@ func.func @shift(%A: memref<64xf32>) {
 }
 """
 """A[i] = A[i + 1]: the read sees no write of the loop (array-snapshot makes i parallel)."""
+SCALED = """
+func.func @scaled(%s: f32, %A: memref<8xf32>, %C: memref<8x8xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      %a = affine.load %A[%i] : memref<8xf32>
+      %p = arith.mulf %s, %a : f32
+      affine.store %p, %C[%i, %j] : memref<8x8xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+"""s * A[i] is the same for every j (hoist-invariants computes it once per i)."""
 
 CASES: dict[str, tuple[str, str]] = {
     "loop-name": (MATMUL, "loop-name"),
@@ -129,6 +142,7 @@ CASES: dict[str, tuple[str, str]] = {
     "loop-reschedule": (LU, "loop-reschedule"),
     "array-expand": (SCRATCH, "array-expand"),
     "array-snapshot": (SHIFT, "array-snapshot"),
+    "hoist-invariants": (SCALED, "hoist-invariants"),
     "reduction-to-memory": (MATMUL, "scalar-replace{loop=k},reduction-to-memory"),
     "pad-tiles": (MATMUL, PAD),
     "loop-mark-parallel": (MATMUL, "loop-mark-parallel"),
