@@ -322,6 +322,7 @@ RETURNS = (
 )
 I1 = "func.func @f(%A: memref<4xi1>) {\n  return\n}\n"
 DECLARATION = "func.func private @f(%A: memref<4xf32>)\n"
+HUGE = "func.func @f(%A: memref<9223372036854775807xf32>) {\n  return\n}\n"
 
 CLI_CASES = {
     "run-no-such-function": Case(
@@ -345,6 +346,12 @@ CLI_CASES = {
         "in.mlir:1:1: ",
         "@f: element type i1 is not supported",
         I1,
+    ),
+    "run-inputs-too-big": Case(
+        ("run", "in.mlir", "--target", "cpu"),
+        "in.mlir:1:1: ",
+        "@f: `loopopt run` would need 3.44e+10 GiB for its inputs, more than a quarter of",
+        HUGE,
     ),
     "run-declaration-only": Case(
         ("run", "in.mlir", "--target", "cpu"), "in.mlir: ", "no function with a body", DECLARATION

@@ -26,6 +26,8 @@ names the pass and the location, `--debug` adds the traceback).
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import statistics
 import sys
 import time
@@ -65,6 +67,7 @@ def _arguments(module: ModuleOp, func_name: str | None, name: str) -> tuple[str,
             "cannot check one that returns values",
             op=fn,
         )
+    _check_input_bytes(fn)
     rng = np.random.default_rng(0)
     arrays: list[np.ndarray] = []
     for t in fn.function_type.inputs:
@@ -84,6 +87,31 @@ def _arguments(module: ModuleOp, func_name: str | None, name: str) -> tuple[str,
         data = rng.standard_normal(shape) if dtype.kind == "f" else rng.integers(-9, 9, shape)
         arrays.append(np.ascontiguousarray(data.astype(dtype)))
     return fn.sym_name.data, arrays
+
+
+def _memory_bytes() -> int:
+    """This machine's physical memory (16 GiB where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 16 << 30
+
+
+def _check_input_bytes(fn: func.FuncOp) -> None:
+    """Refuse inputs that cannot be held: `loopopt run` keeps each array about 4 times (the
+    inputs, the reference's and the compiled run's copies, the comparison)."""
+    total = 0
+    for t in fn.function_type.inputs:
+        if isinstance(t, MemRefType) and all(d >= 0 for d in t.get_shape()):
+            dtype = numpy_dtype(t.element_type)
+            total += math.prod(t.get_shape()) * (dtype.itemsize if dtype is not None else 8)
+    memory = _memory_bytes()
+    if total > memory // 4:
+        raise LoopoptError(
+            f"@{fn.sym_name.data}: `loopopt run` would need {total / 2**30:.3g} GiB for its "
+            f"inputs, more than a quarter of this machine's {memory / 2**30:.3g} GiB",
+            op=fn,
+        )
 
 
 def _median_ms(run: Any, args: Sequence[np.ndarray], repeat: int) -> float:
