@@ -309,3 +309,43 @@ def test_expose_nests_splits_the_parts_whose_band_is_imperfect_in_turn() -> None
     np.fill_diagonal(want, 1.0)
     want[5, 5] = 0.0  # the last diagonal element is not written (i < 5)
     np.testing.assert_allclose(got[1], want, rtol=1e-12)
+
+
+TILED_BY_HAND = """
+func.func @tiled(%A: memref<10x12xf32>) {
+  affine.for %i_t = 0 to 10 step 4 {
+    affine.for %j_t = 0 to 12 step 4 {
+      affine.for %i = affine_map<(d0) -> (d0)>(%i_t)
+          to min affine_map<(d0) -> (d0 + 4, 10)>(%i_t) {
+        affine.for %j = affine_map<(d0) -> (d0)>(%j_t)
+            to min affine_map<(d0) -> (d0 + 4, 12)>(%j_t) {
+          %v = affine.load %A[%i, %j] : memref<10x12xf32>
+          %s = arith.addf %v, %v : f32
+          affine.store %s, %A[%i, %j] : memref<10x12xf32>
+        } {loopopt.name = "j"}
+      } {loopopt.name = "i"}
+    } {loopopt.name = "j_t"}
+  } {loopopt.name = "i_t"}
+  return
+}
+"""
+
+
+def test_a_nest_whose_candidates_are_all_refused_is_mapped_as_it_was(
+    rng: np.random.Generator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A nest tiled by hand: gpu-map-loops refuses each map candidate's block shape (fewer
+    loops map than it has sizes); the nest put back in its place (a copy) is mapped by
+    gpu-map-loops and computes what it did (was an internal error: the walk went on with the
+    nest the refused candidate had consumed)."""
+    module = parse_module(TILED_BY_HAND)
+    PassPipeline.parse_spec(all_passes(), "auto-schedule{device=sm_90}").apply(
+        make_context(), module
+    )
+    assert "refused" in capsys.readouterr().err
+    verify_ir(module, "mapped")
+    emulate(module, reverse=True)
+    a = rng.standard_normal((10, 12)).astype(np.float32)
+    got = [a.copy()]
+    run_function(module, "tiled", got)
+    np.testing.assert_array_equal(got[0], 2 * a)

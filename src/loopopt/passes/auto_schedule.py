@@ -222,8 +222,14 @@ class AutoSchedulePass(LoopoptPass):
         schedule), else, for a host loop, the nests in its body."""
         for top in list(block.ops):
             for nest in split_nests(top, self.name):
-                if not candidate(nest) or self.place(ctx, op, nest, device, out):
+                if not candidate(nest):
                     continue
+                parent, before = nest.parent_block(), nest.prev_op
+                if self.place(ctx, op, nest, device, out):
+                    continue
+                if nest.parent_block() is None:  # a refused candidate put a copy in its place
+                    assert parent is not None
+                    nest = _next_loop(before.next_op if before is not None else parent.first_op)
                 rest = self.exposed(ctx, op, nest, device, out)
                 # a host loop around several nests (not a perfect band: gpu-map-loops may move
                 # the parallel loops of one outward)
@@ -379,6 +385,14 @@ class AutoSchedulePass(LoopoptPass):
             )
         lines.append(f"  pipeline: {choice.ranked[0][0].pipeline}")
         return lines
+
+
+def _next_loop(op: Operation | None) -> affine.ForOp:
+    """The first affine.for from `op` on in its block."""
+    while not isinstance(op, affine.ForOp):
+        assert op is not None, "the nest put back after a refused candidate"
+        op = op.next_op
+    return op
 
 
 WIDE = 65536
