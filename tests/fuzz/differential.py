@@ -346,25 +346,43 @@ def random_pipeline(r: random.Random, loops: list[Loop], kinds: Sequence[str] = 
 
 def apply_loopopt(text: str, pipeline: str) -> str:
     """What `loopopt-opt -p PIPELINE` prints for `text` (LoopoptError when refused)."""
+    return apply_traced(text, pipeline)[0]
+
+
+def apply_traced(text: str, pipeline: str) -> tuple[str, list[str]]:
+    """`apply_loopopt`, one pass at a time: the output and the names of the passes that left
+    the module as they found it (a refusal's LoopoptError carries `refused_by`)."""
     from xdsl.printer import Printer
 
     from loopopt.context import make_context, parse_chunk, verify_ir
+    from loopopt.diagnostics import LoopoptError
     from loopopt.iteration_buffers import hoist_iteration_buffers
     from loopopt.pass_pipeline import apply_passes, parse_pipeline
 
+    def printed() -> str:
+        out = StringIO()
+        Printer(stream=out).print_op(module)
+        return out.getvalue()
+
     ctx = make_context()
     module = parse_chunk(ctx, text, "case.mlir")
-    with contextlib.redirect_stderr(StringIO()):  # the passes' warnings
-        apply_passes(
-            ctx,
-            module,
-            parse_pipeline(pipeline),
-            lambda p, m: verify_ir(m, f"{p.name} produced invalid IR"),
-        )
+    unchanged: list[str] = []
+    before = printed()
+    for p in parse_pipeline(pipeline):
+        try:
+            with contextlib.redirect_stderr(StringIO()):  # the passes' warnings
+                apply_passes(
+                    ctx, module, [p], lambda p, m: verify_ir(m, f"{p.name} produced invalid IR")
+                )
+        except LoopoptError as e:
+            e.refused_by = p.name  # type: ignore[attr-defined]
+            raise
+        after = printed()
+        if after == before:
+            unchanged.append(p.name)
+        before = after
     hoist_iteration_buffers(module)
-    out = StringIO()
-    Printer(stream=out).print_op(module)
-    return out.getvalue()
+    return printed(), unchanged
 
 
 def _function(module_text: str, name: str) -> str:
@@ -413,6 +431,9 @@ class Verdict:
     outcome: str
     """applied (the same results), refused, or failed: <why>."""
     detail: str = ""
+    """Why it failed; for a refusal, the refusing pass's name and its message."""
+    unchanged: tuple[str, ...] = ()
+    """The passes of an applied pipeline that left the nest as they found it."""
 
 
 def run_batch(cases: list[tuple[Case, str]], workdir: Path) -> list[Verdict]:
@@ -517,38 +538,104 @@ def judge(seeds: list[int], workdir: Path) -> list[Verdict]:
 
     verdicts: list[Verdict] = []
     applied: list[tuple[Case, str]] = []
+    unchanged: dict[int, tuple[str, ...]] = {}
     for seed in seeds:
         case = random_nest(seed)
         try:
-            after = apply_loopopt(case.text, case.pipeline)
-        except LoopoptError:
-            verdicts.append(Verdict(seed, "refused"))
+            after, same = apply_traced(case.text, case.pipeline)
+        except LoopoptError as e:
+            by = getattr(e, "refused_by", "pipeline")
+            verdicts.append(Verdict(seed, "refused", f"{by}: {e.message}"))
             continue
         except Exception as e:  # a crash of loopopt is a failure of the case
             verdicts.append(Verdict(seed, "failed: loopopt crashed", internal_error(e).one_line()))
             continue
         applied.append((case, after))
+        unchanged[seed] = tuple(same)
     if applied:
-        verdicts += run_batch(applied, workdir)
+        for verdict in run_batch(applied, workdir):
+            verdict.unchanged = unchanged[verdict.seed]
+            verdicts.append(verdict)
     return verdicts
 
 
-def fuzz(first_seed: int, cases: int, batch: int = 25, verbose: bool = False) -> Counter[str]:
-    """Judge `cases` cases from `first_seed` on; the outcomes counted; failures printed."""
-    outcomes: Counter[str] = Counter()
+@dataclass
+class Tally:
+    """What a fuzz run found: outcomes, and per pass how often it was drawn, refused, or left
+    the nest unchanged (a refusal's first words, `pass: reason`, counted apart)."""
+
+    outcomes: Counter[str] = field(default_factory=Counter[str])
+    drawn: Counter[str] = field(default_factory=Counter[str])
+    refused: Counter[str] = field(default_factory=Counter[str])
+    unchanged: Counter[str] = field(default_factory=Counter[str])
+    reasons: Counter[str] = field(default_factory=Counter[str])
+
+    def add(self, verdict: Verdict) -> None:
+        self.outcomes[verdict.outcome] += 1
+        self.drawn.update(_pass_names(random_nest(verdict.seed).pipeline))
+        self.unchanged.update(verdict.unchanged)
+        if verdict.outcome == "refused":
+            by = verdict.detail.split(":", 1)[0]
+            self.refused[by] += 1
+            self.reasons[_reason(verdict.detail)] += 1
+
+    def report(self) -> str:
+        lines = ["pass: drawn refused unchanged"]
+        for name, n in self.drawn.most_common():
+            lines.append(f"  {name}: {n} {self.refused[name]} {self.unchanged[name]}")
+        lines.append("refusals, most common reasons:")
+        lines += [f"  {n} {why}" for why, n in self.reasons.most_common(25)]
+        return "\n".join(lines)
+
+
+def _pass_names(pipeline: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"(?:^|,)([\w-]+)", re.sub(r"\{[^}]*\}", "", pipeline))]
+
+
+def _reason(detail: str) -> str:
+    """A refusal's message with numbers, names and accesses blanked (for counting kinds)."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\([^)]*\)", "_", detail)
+    return re.sub(r"\b\d+\b|\bl\d\b", "#", text)[:140]
+
+
+def _judge_batch(seeds: list[int]) -> list[Verdict]:
     with tempfile.TemporaryDirectory(prefix="loopopt-fuzz-") as tmp:
-        for start in range(first_seed, first_seed + cases, batch):
-            seeds = list(range(start, min(start + batch, first_seed + cases)))
-            for verdict in judge(seeds, Path(tmp)):
-                outcomes[verdict.outcome] += 1
+        return judge(seeds, Path(tmp))
+
+
+def fuzz(
+    first_seed: int, cases: int, batch: int = 25, verbose: bool = False, jobs: int = 1
+) -> Counter[str]:
+    """Judge `cases` cases from `first_seed` on; the outcomes counted; failures printed."""
+    return fuzz_tally(first_seed, cases, batch, verbose, jobs).outcomes
+
+
+def fuzz_tally(
+    first_seed: int, cases: int, batch: int = 25, verbose: bool = False, jobs: int = 1
+) -> Tally:
+    """`fuzz`, with the per-pass counts of `Tally`; `jobs` batches judged at once."""
+    tally = Tally()
+    end = first_seed + cases
+    batches = [list(range(s, min(s + batch, end))) for s in range(first_seed, end, batch)]
+    with contextlib.ExitStack() as stack:
+        if jobs > 1:
+            import multiprocessing
+
+            pool = stack.enter_context(multiprocessing.get_context("fork").Pool(jobs))
+            results = pool.imap(_judge_batch, batches)
+        else:
+            results = map(_judge_batch, batches)
+        for seeds, verdicts in zip(batches, results, strict=True):
+            for verdict in verdicts:
+                tally.add(verdict)
                 if verdict.outcome.startswith("failed"):
                     case = random_nest(verdict.seed)
                     print(f"seed {verdict.seed}: {verdict.outcome}: {case.pipeline}")
-                    print(f"  {verdict.detail.strip()[:600]}")
+                    print(f"  {verdict.detail.strip()[:600]}", flush=True)
             if verbose:
-                done = min(start + batch, first_seed + cases) - first_seed
-                print(f"{done} cases: {dict(outcomes)}", file=sys.stderr, flush=True)
-    return outcomes
+                done = seeds[-1] + 1 - first_seed
+                print(f"{done} cases: {dict(tally.outcomes)}", file=sys.stderr, flush=True)
+    return tally
 
 
 def main() -> int:
@@ -556,7 +643,9 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--batch", type=int, default=25, help="cases per upstream run")
+    parser.add_argument("--jobs", type=int, default=1, help="batches judged at once")
     parser.add_argument("--show", type=int, default=None, help="print case SEED and exit")
+    parser.add_argument("--passes", action="store_true", help="per-pass counts at the end")
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     args = parser.parse_args()
     if args.show is not None:
@@ -567,7 +656,10 @@ def main() -> int:
     if not available():
         print("needs mlir-opt and mlir-runner 22 (and the MLIR runner libraries)", file=sys.stderr)
         return 1
-    outcomes = fuzz(args.seed, args.cases, args.batch, args.verbose)
+    tally = fuzz_tally(args.seed, args.cases, args.batch, args.verbose, args.jobs)
+    outcomes = tally.outcomes
+    if args.passes:
+        print(tally.report())
     failed = sum(n for outcome, n in outcomes.items() if outcome.startswith("failed"))
     print(f"{args.cases} cases from seed {args.seed}: {dict(sorted(outcomes.items()))}")
     return 1 if failed else 0
