@@ -86,6 +86,9 @@ class Loop:
     reduction: bool = False
     scf: bool = False
     """A reduction written as `scf.for` with iter_args (memref.load/store in its body)."""
+    parallel: bool = False
+    """The outermost loop written as `affine.parallel` (every access's first subscript is its
+    induction variable, so that its iterations are independent)."""
 
 
 @dataclass
@@ -210,6 +213,8 @@ class _Writer:
         """An array and its subscript, `l_q + (0..2)` per dimension with q <= level."""
         array = self.r.choice(sorted(self.ranks))
         parts = [(self.r.randint(0, level), self.r.randint(0, 2)) for _ in range(self.ranks[array])]
+        if self.loops[0].parallel:
+            parts[0] = (0, 0)
         return array, parts
 
     def subscript(self, parts: list[tuple[int, int]], indent: str, lines: list[str]) -> str:
@@ -326,6 +331,11 @@ class _Writer:
         head = f"affine.for %{loop.name} = {loop.lower} to {loop.upper}{step}"
         if loop.reduction:
             return self.reduction(k, head, indent, features)
+        if loop.parallel:
+            features.add("affine.parallel")
+            upper = re.sub(r"affine_map<\(\)\[s0\] -> \(s0\)>\(\)\[(%\w+)\]", r"\1", loop.upper)
+            step = f" step ({loop.step})" if loop.step != 1 else ""
+            head = f"affine.parallel (%{loop.name}) = ({loop.lower}) to ({upper}){step}"
         lines = [f"{indent}{head} {{"]
         inner = indent + "  "
         before = k + 1 < len(self.loops) and self.r.random() < 0.2
@@ -341,7 +351,9 @@ class _Writer:
                 lines += self.guarded(k, inner, features)
         if after:
             lines += self.guarded(k, inner, features)
-        lines.append(f'{indent}}} {{loopopt.name = "{loop.name}"}}')
+        lines.append(
+            f'{indent}}} {{loopopt.name = "{loop.name}"}}' if not loop.parallel else f"{indent}}}"
+        )
         return lines
 
     def reduction(self, k: int, head: str, indent: str, features: set[str]) -> list[str]:
@@ -420,6 +432,7 @@ def random_nest(seed: int) -> Case:
         loops[-1].reduction = True
         loops[-1].scf = depth > 1 and r.random() < 0.3
         features.add("iter_args")
+    loops[0].parallel = not loops[0].reduction and r.random() < 0.15
     size = max(loop.max_value for loop in loops) + 3
     names = ["A", "B"] + (["C"] if r.random() < 0.3 else [])
     ranks = {name: r.randint(1, min(3, depth + 1)) for name in names}
@@ -440,6 +453,8 @@ def random_nest(seed: int) -> Case:
     body = writer.nest(0, "  ", features)
     case.text = "\n".join([f"func.func @nest({args}) {{", *body, "  return", "}"]) + "\n"
     case.pipeline = random_pipeline(r, loops)
+    if loops[0].parallel and r.random() < 0.5:
+        case.pipeline = "raise-scf-to-affine," + case.pipeline
     if "promote" in case.pipeline:
         features.add("promote")
     return case
