@@ -48,6 +48,7 @@ def test_the_nests_have_every_promised_shape() -> None:
         "f64",
         "i32",
         "i64",
+        "affine.parallel",
     ):
         assert features[shape] >= 10, (shape, features)
 
