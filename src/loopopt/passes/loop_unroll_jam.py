@@ -11,10 +11,13 @@ Targets: the loop named by `loop=`, else each loop just outside an innermost loo
 The factor defaults to 4 and is lowered to a smaller constant trip count. Leftover iterations run
 in a remainder loop `<name>_rem` (not jammed), or, when the loop is bounded by a max/min of loop
 IVs (a point loop), the jammed statements of each copy run under an `affine.if` that keeps them in
-bounds; jammed inner loops keep their names. Refused with a diagnostic: a loop carrying iter_args,
-inner loops whose bounds vary with the unrolled IV (triangular nests), and any dependence that
-jamming would reverse (`loopopt.analysis.legality.require_unroll_jam_legal`), and copies that
-would be more than `max-ops` ops (65536 by default). Mechanics: `loopopt.loops.unroll_jam`.
+bounds; jammed inner loops keep their names. A loop with no loop inside has nothing to jam: it is
+unrolled (`loop-unroll`'s mechanics: iter_args flow through the copies in order, where MLIR's
+affine-loop-unroll-jam gives each copy its own accumulator). Refused with a diagnostic: a loop
+carrying iter_args around inner loops, inner loops whose bounds vary with the unrolled IV
+(triangular nests), and any dependence that jamming would reverse
+(`loopopt.analysis.legality.require_unroll_jam_legal`), and copies that would be more than
+`max-ops` ops (65536 by default). Mechanics: `loopopt.loops.unroll_jam`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from xdsl.ir import Operation
 from loopopt.analysis.legality import require_unroll_jam_legal
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import enclosing_loops, function_ops, innermost_loops, named_loops
-from loopopt.loops.unroll import MAX_OPS
+from loopopt.loops.unroll import MAX_OPS, unroll
 from loopopt.loops.unroll_jam import unroll_jam, unroll_jam_obstacle
 from loopopt.passes import LoopoptPass
 
@@ -79,6 +82,11 @@ class LoopUnrollJamPass(LoopoptPass):
         else:
             targets = [loop for fn in function_ops(op, self.func) for loop in jam_targets(fn)]
         for loop in targets:
+            if not any(
+                isinstance(inner, affine.ForOp) for inner in loop.walk() if inner is not loop
+            ):
+                unroll(loop, factor, self.name, self.max_ops)  # nothing to jam
+                continue
             obstacle = unroll_jam_obstacle(loop)
             if obstacle is not None:
                 raise LoopoptError(f"{self.name}: {obstacle[0]}", op=obstacle[1])
