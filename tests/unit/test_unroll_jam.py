@@ -249,6 +249,26 @@ def test_default_targets_are_the_loops_just_outside_the_innermost() -> None:
     assert jam_targets(module) == [find_loop(module, "p", "test")]
 
 
+def test_a_lone_loop_is_a_default_target_and_is_unrolled() -> None:
+    """Nothing around it to unroll, nothing inside to jam: MLIR's affine-loop-unroll-jam unrolls
+    a function's lone loop, and so does loop-unroll-jam (it left it alone before)."""
+    text = """
+func.func @lone(%A: memref<9xf32>) {
+  affine.for %i = 0 to 9 {
+    %v = affine.load %A[%i] : memref<9xf32>
+    %s = arith.addf %v, %v : f32
+    affine.store %s, %A[%i] : memref<9xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+    module = parse_module(text)
+    assert jam_targets(module) == [find_loop(module, "i", "test")]
+    arrays = [seeded().standard_normal(9).astype(np.float32)]
+    after = assert_equivalent(text, "lone", arrays, "loop-unroll-jam{unroll-jam-factor=2}")
+    assert after == transform(text, "loop-unroll{unroll-factor=2}")
+
+
 def test_bad_factor_is_a_diagnostic() -> None:
     with pytest.raises(LoopoptError, match="unroll-jam-factor must be at least 1, got 0"):
         transform(kernels.matmul(4, 4, 4, seeded())[0], "loop-unroll-jam{unroll-jam-factor=0}")

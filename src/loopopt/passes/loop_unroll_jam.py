@@ -7,7 +7,8 @@ After:   affine.for %j = 0 to 6 step 2 {
            affine.for %k = 0 to 8 { S(%j, %k)  S(%j + 1, %k) }
          } {loopopt.name = "j"}
 
-Targets: the loop named by `loop=`, else each loop just outside an innermost loop (deepest first).
+Targets: the loop named by `loop=`, else each loop just outside an innermost loop and each lone
+loop (no loop around or inside it), deepest first.
 The factor defaults to 4 and is lowered to a smaller constant trip count. Leftover iterations run
 in a remainder loop `<name>_rem` (not jammed), or, when the loop is bounded by a max/min of loop
 IVs (a point loop), the jammed statements of each copy run under an `affine.if` that keeps them in
@@ -37,11 +38,13 @@ from loopopt.passes import LoopoptPass
 
 
 def jam_targets(root: Operation) -> list[affine.ForOp]:
-    """The loops just outside innermost loops under `root`, deepest first (each once)."""
+    """The loops just outside innermost loops under `root`, and lone loops (no loop around or
+    inside them: nothing to jam, they are unrolled, as MLIR's pass does), deepest first (each
+    once)."""
     found: list[affine.ForOp] = []
     for inner in innermost_loops(root):
-        outer = enclosing_loops(inner)
-        if outer and not any(outer[-1] is known for known in found):
+        outer = enclosing_loops(inner) or [inner]
+        if not any(outer[-1] is known for known in found):
             found.append(outer[-1])
     return sorted(found, key=lambda loop: -len(enclosing_loops(loop)))
 
