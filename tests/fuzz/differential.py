@@ -5,11 +5,12 @@ by upstream MLIR 22.
 
 Each case is a nest drawn from a seed (`random_nest`: depth 1–3, constant, symbolic (an index
 argument of the function), triangular `l_p + c`, `min(N, l_p + c[, 2 l_p + 1])` and
-`max(0, l_p - c[, 2 l_p - 5])` bounds, steps 1–3, statements between loops (imperfect nests),
-statements under `affine.if` (two constraints, else branches, one nested in another),
+`max(0, l_p - c[, 2 l_p - 5])` bounds, steps 1–3, the outermost loop an `affine.parallel` at
+times, statements between loops (imperfect nests), a second nest after the first (fusion's
+input), statements under `affine.if` (two constraints, else branches, one nested in another),
 `iter_args` reductions (as `affine.for` or `scf.for` with memref.load/store), f32, f64, i32 or
-i64 elements, binary ops, `arith.select`, `math` ops and integer min/max, arrays seen through
-a column-major (`memref.transpose`) or dynamic-offset (`memref.cast`) layout) and a pipeline of 1–3
+i64 elements, binary ops, `arith.select`, `math` ops and integer min/max, arrays seen through a
+column-major (`memref.transpose`) or dynamic-offset (`memref.cast`) layout) and a pipeline of 1–3
 loop passes (`random_pipeline`: tile, strip-mine, unroll, unroll-full, unroll-jam, interchange,
 peel, skew, promote under a loop, distribute, fuse, mark-parallel, scalar-replace,
 reduction-to-memory, loop-reschedule). loopopt
@@ -451,6 +452,9 @@ def random_nest(seed: int) -> Case:
         + [f"%{s}: index" for s in sorted(symbols)]
     )
     body = writer.nest(0, "  ", features)
+    if r.random() < 0.25:
+        features.add("sequence")
+        body += writer.nest(0, "  ", features)  # a second nest after the first (same loop names)
     case.text = "\n".join([f"func.func @nest({args}) {{", *body, "  return", "}"]) + "\n"
     case.pipeline = random_pipeline(r, loops)
     if loops[0].parallel and r.random() < 0.5:

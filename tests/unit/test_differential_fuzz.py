@@ -49,6 +49,7 @@ def test_the_nests_have_every_promised_shape() -> None:
         "i32",
         "i64",
         "affine.parallel",
+        "sequence",
     ):
         assert features[shape] >= 10, (shape, features)
 
