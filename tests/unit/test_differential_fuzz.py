@@ -109,3 +109,17 @@ def test_the_judge_catches_wrong_results_crashes_and_invalid_ir(tmp_path: Path) 
 def test_refusals_are_counted_not_run(tmp_path: Path) -> None:
     outcomes = Counter(v.outcome for v in judge(list(range(40)), tmp_path))
     assert outcomes["refused"] > 0 and outcomes["applied"] > 0
+
+
+@needs_upstream
+@pytest.mark.slow
+def test_loopopt_next_to_upstream_passes(tmp_path: Path) -> None:
+    """tests/fuzz/upstream_pairs.py: loopopt's results are right wherever it transforms, and
+    it transforms where upstream's safe passes (unroll) do."""
+    import upstream_pairs
+
+    counts = upstream_pairs.compare(2_000_000, 20, tmp_path)
+    for pair, tally in counts.items():
+        assert not any("loopopt's result: failed" in what for what in tally), (pair, tally)
+    unroll = counts["loop-unroll{unroll-factor=3}"]
+    assert not any("upstream changed, loopopt" in w and "loopopt changed" not in w for w in unroll)
