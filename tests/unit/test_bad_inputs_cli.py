@@ -186,9 +186,9 @@ OPTION_CASES = {  # pipeline, location, what the line says
     "no-such-loop": ("loop-tile{tile-sizes=4 loops=x}", "in.mlir: ", "no loop named 'x'"),
     "no-such-function": ("loop-tile{tile-sizes=4 func=g}", "in.mlir: ", "no function named 'g'"),
     "too-many-tile-sizes": (
-        "loop-tile{tile-sizes=4,4,4,4}",
-        "in.mlir:2:3: ",
-        "4 tile sizes for the band (i, j) of 2 loops",
+        "loop-tile{tile-sizes=4,4,4 loops=i,j}",
+        "in.mlir: ",
+        "3 tile sizes for 2 loops (i, j)",
     ),
     "strip-mine-zero": (
         "loop-strip-mine{factor=0 loop=i}",

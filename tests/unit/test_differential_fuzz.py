@@ -37,6 +37,19 @@ def test_the_nests_have_every_promised_shape() -> None:
         "iter_args",
         "affine.if",
         "promote",
+        "symbol",
+        "multi-result",
+        "else",
+        "nested-if",
+        "select",
+        "math",
+        "scf.for",
+        "layout",
+        "f64",
+        "i32",
+        "i64",
+        "affine.parallel",
+        "sequence",
     ):
         assert features[shape] >= 10, (shape, features)
 
@@ -61,20 +74,23 @@ def test_three_thousand_cases() -> None:
     _check(fuzz(1_000_000, 3000), 3000)
 
 
-def _applied_case(first_seed: int) -> tuple[differential.Case, str]:
+def _applied_case(first_seed: int, has: str = "") -> tuple[differential.Case, str]:
+    """The first case from `first_seed` on that applies (and whose output contains `has`)."""
     for seed in range(first_seed, first_seed + 100):
         case = random_nest(seed)
         try:
-            return case, differential.apply_loopopt(case.text, case.pipeline)
+            after = differential.apply_loopopt(case.text, case.pipeline)
         except Exception:  # noqa: BLE001 (refused)
             continue
+        if has in after:
+            return case, after
     raise AssertionError("no case applied")
 
 
 @needs_upstream
 def test_the_judge_catches_wrong_results_crashes_and_invalid_ir(tmp_path: Path) -> None:
     good = _applied_case(0)
-    case, after = _applied_case(good[0].seed + 1)
+    case, after = _applied_case(good[0].seed + 1, has="arith.mulf")
     wrong = after.replace("arith.addf", "arith.subf").replace("arith.mulf", "arith.addf")
     assert wrong != after
     invalid = after.replace("affine.store", "affine.stor", 1)
@@ -93,3 +109,17 @@ def test_the_judge_catches_wrong_results_crashes_and_invalid_ir(tmp_path: Path) 
 def test_refusals_are_counted_not_run(tmp_path: Path) -> None:
     outcomes = Counter(v.outcome for v in judge(list(range(40)), tmp_path))
     assert outcomes["refused"] > 0 and outcomes["applied"] > 0
+
+
+@needs_upstream
+@pytest.mark.slow
+def test_loopopt_next_to_upstream_passes(tmp_path: Path) -> None:
+    """tests/fuzz/upstream_pairs.py: loopopt's results are right wherever it transforms, and
+    it transforms where upstream's safe passes (unroll) do."""
+    import upstream_pairs
+
+    counts = upstream_pairs.compare(2_000_000, 20, tmp_path)
+    for pair, tally in counts.items():
+        assert not any("loopopt's result: failed" in what for what in tally), (pair, tally)
+    unroll = counts["loop-unroll{unroll-factor=3}"]
+    assert not any("upstream changed, loopopt" in w and "loopopt changed" not in w for w in unroll)

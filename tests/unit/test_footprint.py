@@ -292,3 +292,32 @@ func.func @f(%X: memref<8xf32>) {
     loop = find_loop(parse_module(text), "L", "test")
     assert isinstance(loop, affine.ForOp)
     assert [array_name(m) for m in arrays_under(loop)] == ["X"]
+
+
+UNCLAMPED_MIN = """
+func.func @f(%A: memref<7x7xf32>, %B: memref<7xf32>) {
+  affine.for %i = 1 to 6 {
+    affine.for %j = 1 to min affine_map<(d0) -> (5, d0 + 1)>(%i) {
+      %a = affine.load %B[%i] : memref<7xf32>
+      %b = affine.load %B[%j + 2] : memref<7xf32>
+      %s = arith.addf %a, %b : f32
+      affine.store %s, %A[%i, %j] : memref<7x7xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+"""
+"""Under j, B's least element is min(i, j + 2): neither piece bounds it everywhere (found by the
+differential fuzzer, where promote refused it)."""
+
+
+def test_a_minimum_of_no_single_piece_gets_a_constant_origin() -> None:
+    b = of(parse_module(UNCLAMPED_MIN), "j", "B")
+    assert b.extents == (6,) and origin_at(b, i=3, j=2) == (1,)  # B[1 .. 6]: i and j + 2
+    assert region_at(b, b.copy_in, i=3, j=2) == [(1, 7)]  # the box: no affine bounds either
+
+
+def test_loops_that_never_run_have_a_one_element_box() -> None:
+    empty = UNCLAMPED_MIN.replace("(5, d0 + 1)", "(1, d0 + 1)")
+    b = of(parse_module(empty), "j", "B")
+    assert b.extents == (1,) and origin_at(b, i=3, j=2) == (0,)

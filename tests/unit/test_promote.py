@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from equivalence import assert_equivalent, transform
 from kernels import conv2d, jacobi_1d, matmul, syrk
-from test_footprint import DYNAMIC, TILED_TRIANGLE, TRIANGLE, tiled_matmul
+from test_footprint import DYNAMIC, TILED_TRIANGLE, TRIANGLE, UNCLAMPED_MIN, tiled_matmul
 from upstream import MLIR_OPT
 from xdsl.dialects import affine, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, UnitAttr, f32
@@ -293,3 +293,17 @@ def test_upstream_runs_promoted_loops_without_growing_the_stack(tmp_path: Path) 
         timeout=120,
     )
     assert run.returncode == 0, run.stderr[-800:]
+
+
+@pytest.mark.parametrize("upper", ["(5, d0 + 1)", "(1, d0 + 1)"])
+def test_promote_where_the_footprint_minimum_has_no_single_piece(
+    upper: str, rng: np.random.Generator
+) -> None:
+    """A box from the least to the greatest element anywhere, and loops that never run."""
+    text = UNCLAMPED_MIN.replace("(5, d0 + 1)", upper)
+    arrays = [
+        rng.standard_normal((7, 7)).astype(np.float32),
+        rng.standard_normal(7).astype(np.float32),
+    ]
+    after = assert_equivalent(text, "f", arrays, "promote{loop=j}")
+    assert "B_local" in after

@@ -276,8 +276,10 @@ def test_pass_refusals_come_before_any_change(rng: np.random.Generator) -> None:
     with pytest.raises(IllegalTransformError, match="factor=3 would make it parallel"):
         LoopSkewPass(loops=("i", "j"), factor=2, wavefront=True).apply(make_context(), module)
     assert str(module) == before
-    with pytest.raises(LoopoptError, match="do not form a perfect nest"):
+    with pytest.raises(LoopoptError, match="no loop named 'j' directly in 't'"):
         transform(text, "loop-skew{loops=t,j}")
+    with pytest.raises(LoopoptError, match="do not form a perfect nest"):
+        transform(text, "loop-skew{loops=t,j factor=auto}")
     with pytest.raises(LoopoptError, match="no function named 'nope'"):
         transform(text, "loop-skew{loops=i,j func=nope}")
     after = transform(module_text, "loop-skew{loops=i,j factor=auto func=other}")
@@ -363,3 +365,28 @@ def test_random_perfect_pairs_skew_to_the_same_results() -> None:
     check()
     assert outcomes["skew"] >= 25, outcomes  # every example's skew (30 unless cut short)
     assert outcomes["wavefront"] >= 12, outcomes  # refused: stepped inner loops
+
+
+def test_an_imperfect_pair_is_skewed_with_a_numeric_factor(rng: np.random.Generator) -> None:
+    """Skewing renames the inner loop's iterations alone: ops beside it need not move."""
+    text = """
+func.func @imperfect(%A: memref<12x12xf32>) {
+  affine.for %i = 1 to 11 {
+    %v = affine.load %A[%i - 1, 0] : memref<12x12xf32>
+    affine.store %v, %A[%i, 11] : memref<12x12xf32>
+    affine.for %j = 1 to 10 {
+      %w = affine.load %A[%i - 1, %j + 1] : memref<12x12xf32>
+      %x = affine.load %A[%i, %j - 1] : memref<12x12xf32>
+      %s = arith.addf %w, %x : f32
+      affine.store %s, %A[%i, %j] : memref<12x12xf32>
+    } {loopopt.name = "j"}
+    affine.store %v, %A[%i, 0] : memref<12x12xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+    arrays = [rng.standard_normal((12, 12)).astype(np.float32)]
+    after = assert_equivalent(text, "imperfect", arrays, "loop-skew{loops=i,j factor=3}")
+    assert '"j_sk"' in after
+    with pytest.raises(LoopoptError, match="do not form a perfect nest"):
+        transform(text, "loop-skew{loops=i,j factor=1 wavefront}")

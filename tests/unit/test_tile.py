@@ -295,7 +295,6 @@ def test_pass_refuses_wavefront_without_changing_it(rng: np.random.Generator) ->
     [
         ("", "tile-sizes is required"),
         ("tile-sizes=4,-2", "tile size -2 is negative"),
-        ("tile-sizes=4,4,4,4", "4 tile sizes for the band (i, j, k) of 3 loops"),
         ("tile-sizes=4 loops=x", "no loop named 'x'"),
         ("tile-sizes=4,4 loops=i,k", "do not form a perfect nest"),
         ("tile-sizes=4,4,4 loops=i,j", "3 tile sizes for 2 loops"),
@@ -314,3 +313,16 @@ def test_loop_names_that_are_not_ssa_names(rng: np.random.Generator) -> None:
     text = text.replace('"i"', '"0 i"')
     after = assert_equivalent(text, name, arrays, "loop-tile{tile-sizes=4,4}")
     assert 'loopopt.name = "0 i_t"' in after
+
+
+def test_sizes_past_a_default_band_are_ignored_with_a_warning(
+    rng: np.random.Generator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MLIR's affine-loop-tile cuts the sizes to the band; so does loop-tile's default band (an
+    imperfect nest's band is its outer loop alone)."""
+    text, name, arrays = kernels.matmul(7, 9, 5, rng)
+    statement = "%z = affine.load %C[%i, 0] : memref<7x9xf32>\n    affine.for %j"
+    imperfect = text.replace("affine.for %j", statement, 1)
+    after = assert_equivalent(imperfect, name, arrays, "loop-tile{tile-sizes=3,4,2}")
+    assert "step 3" in after and "step 4" not in after
+    assert "3 tile sizes for the band (i) of 1 loops: 4, 2 ignored" in capsys.readouterr().err

@@ -83,12 +83,37 @@ def test_iter_args_reductions(pipeline: str) -> None:
     assert_equivalent(REDUCTION, "mm", reduction_arrays(), pipeline)
 
 
-def test_loop_carrying_iter_args_is_refused() -> None:
+def test_innermost_loop_carrying_iter_args_is_unrolled() -> None:
+    """Nothing to jam: unroll-and-jam of an innermost loop is its unroll (iter_args kept), as
+    in MLIR (the differential fuzzer's reductions were refused before)."""
     module = parse_module(REDUCTION)
     obstacle = unroll_jam_obstacle(find_loop(module, "k", "test"))
     assert obstacle is not None and "carries iter_args" in obstacle[0]
-    with pytest.raises(LoopoptError, match="cannot unroll-jam 'k': it carries iter_args"):
-        transform(REDUCTION, "loop-unroll-jam{unroll-jam-factor=2 loop=k}")
+    jammed = assert_equivalent(
+        REDUCTION, "mm", reduction_arrays(), "loop-unroll-jam{unroll-jam-factor=2 loop=k}"
+    )
+    assert jammed == transform(REDUCTION, "loop-unroll{unroll-factor=2 loop=k}")
+
+
+def test_loop_carrying_iter_args_around_a_loop_is_refused() -> None:
+    text = """
+func.func @f(%A: memref<4x4xf32>, %B: memref<4xf32>) {
+  %z = arith.constant 0.0 : f32
+  %r = affine.for %i = 0 to 4 iter_args(%acc = %z) -> (f32) {
+    affine.for %j = 0 to 4 {
+      %v = affine.load %A[%i, %j] : memref<4x4xf32>
+      affine.store %v, %A[%j, %i] : memref<4x4xf32>
+    } {loopopt.name = "j"}
+    %a = affine.load %B[%i] : memref<4xf32>
+    %s = arith.addf %acc, %a : f32
+    affine.yield %s : f32
+  } {loopopt.name = "i"}
+  affine.store %r, %B[0] : memref<4xf32>
+  return
+}
+"""
+    with pytest.raises(LoopoptError, match="cannot unroll-jam 'i': it carries iter_args"):
+        transform(text, "loop-unroll-jam{unroll-jam-factor=2 loop=i}")
 
 
 @pytest.mark.parametrize(
@@ -222,6 +247,26 @@ def test_default_targets_are_the_loops_just_outside_the_innermost() -> None:
     ]
     module = parse_module(kernels.conv2d(4, 4, 2, 2, seeded())[0])
     assert jam_targets(module) == [find_loop(module, "p", "test")]
+
+
+def test_a_lone_loop_is_a_default_target_and_is_unrolled() -> None:
+    """Nothing around it to unroll, nothing inside to jam: MLIR's affine-loop-unroll-jam unrolls
+    a function's lone loop, and so does loop-unroll-jam (it left it alone before)."""
+    text = """
+func.func @lone(%A: memref<9xf32>) {
+  affine.for %i = 0 to 9 {
+    %v = affine.load %A[%i] : memref<9xf32>
+    %s = arith.addf %v, %v : f32
+    affine.store %s, %A[%i] : memref<9xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+    module = parse_module(text)
+    assert jam_targets(module) == [find_loop(module, "i", "test")]
+    arrays = [seeded().standard_normal(9).astype(np.float32)]
+    after = assert_equivalent(text, "lone", arrays, "loop-unroll-jam{unroll-jam-factor=2}")
+    assert after == transform(text, "loop-unroll{unroll-factor=2}")
 
 
 def test_bad_factor_is_a_diagnostic() -> None:

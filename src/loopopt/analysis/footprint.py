@@ -14,7 +14,9 @@ of that set with a per-dimension affine origin over the context and a constant e
 
 The exact sets are built with islpy (an existential variable per inner IV or affine.apply/min/
 max result inside `L`), projected on the array's dimensions; the origin is an affine piece of
-the per-dimension minimum and the extent the maximum of (max - origin + 1) over the context.
+the per-dimension minimum and the extent the maximum of (max - origin + 1) over the context;
+where no piece is a lower bound over the whole context (`min(%j, 3)`), the origin is the least
+value the minimum takes anywhere, a constant (a larger box, still exact in its copy regions).
 `copy_in` and `copy_out` are the regions a promotion must copy: every region is clamped to the
 box and to the array's bounds, so copy loops never leave either, even where the inner loops are
 empty. `copy_out` covers the written elements; when it is larger than them (`copy_out_exact` is
@@ -398,6 +400,19 @@ def _loops_between(loop: affine.ForOp, op: Operation) -> list[affine.ForOp]:
 _Combine = Callable[[isl.PwAff, isl.PwAff], isl.PwAff]
 
 
+def _constant_origin(low: isl.PwAff, high: isl.PwAff) -> tuple[int, AffineExpr] | None:
+    """(extent, origin) of the box from the least value `low` takes anywhere to the greatest
+    `high` does: the fallback where no piece of `low` is a lower bound everywhere (`min(l1, 3)`).
+    Where nothing is accessed (the loops never run), one element at 0."""
+    if low.domain().is_empty():
+        return 1, AffineExpr.constant(0)
+    least, greatest = low.min_val(), high.max_val()
+    if not (least.is_int() and greatest.is_int()):
+        return None
+    first = least.to_python()
+    return greatest.to_python() - first + 1, AffineExpr.constant(first)
+
+
 class _Box:
     """Fits the box and derives clamped copy regions, proving facts over the context domain."""
 
@@ -447,6 +462,8 @@ class _Box:
                 unbounded = unbounded or not span.is_int()
                 if span.is_int() and (best is None or span.to_python() + 1 < best[0]):
                     best = (span.to_python() + 1, expr)
+            if best is None and not unbounded:
+                best = _constant_origin(low, high)
             if best is None:
                 why = "is not bounded by a constant" if unbounded else "has no affine lower bound"
                 raise LoopoptError(

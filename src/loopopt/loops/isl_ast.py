@@ -40,6 +40,7 @@ from loopopt.diagnostics import LoopoptError
 from loopopt.dialects import affine_ext
 from loopopt.loops.affine_maps import BoundBuilder, fold_apply
 from loopopt.loops.bounds import new_loop
+from loopopt.loops.guard import is_valid_symbol
 from loopopt.loops.nest import set_loop_name
 from loopopt.loops.tile import fresh_loop_name, name_iv
 
@@ -230,7 +231,10 @@ class _Emitter:
             if name in self.env:
                 return builder.dim(self.env[name])
             if name in self.nest.params:
-                return builder.sym(self.nest.params[name])
+                # an IV of a loop around the nest (an affine.parallel's) is a parameter to isl
+                # but not a valid symbol for MLIR: a dimension of the map
+                value = self.nest.params[name]
+                return builder.sym(value) if is_valid_symbol(value) else builder.dim(value)
             raise _refuse(f"uses an unknown name '{name}'", self.nest)
         op = e.get_op_type()
         args = [self.expr(a, builder) for a in _args(e)]

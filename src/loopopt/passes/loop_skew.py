@@ -1,4 +1,4 @@
-"""Skew the inner loop of a perfect pair by the outer one (`loop-skew{loops=i,j factor=2}`).
+"""Skew the inner loop of a pair by the outer one (`loop-skew{loops=i,j factor=2}`).
 
 Before:  affine.for %i = 1 to 9 { affine.for %j = 1 to 7 { A[i, j] … } {loopopt.name = "j"} }
              {loopopt.name = "i"}
@@ -23,8 +23,10 @@ the exact distances); `wavefront` also interchanges the pair here, refused (with
 dependence, and the factor that would do) unless the interchange is legal and leaves the
 original outer loop parallel: `loop-skew{loops=i,j factor=auto wavefront},gpu-map-loops` is
 the whole wavefront. `loops=OUTER,INNER` names the pair (required; every pair so named is
-skewed, the skewed loop renamed `<inner>_sk`, unique within its function). Every pair is
-checked before any is changed. Mechanics: `loopopt.loops.skew`.
+skewed, the skewed loop renamed `<inner>_sk`, unique within its function). With a numeric
+factor and no `wavefront`, INNER may share OUTER's body with other ops (an imperfect nest:
+skewing renames INNER's iterations alone); `auto` and `wavefront` need a perfect pair. Every
+pair is checked before any is changed. Mechanics: `loopopt.loops.skew`.
 """
 
 from __future__ import annotations
@@ -33,10 +35,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import affine, builtin
+from xdsl.ir import Operation
 
 from loopopt.analysis.legality import MAX_SKEW_FACTOR, require_wavefront, wavefront_factor
 from loopopt.diagnostics import IllegalTransformError, LoopoptError
-from loopopt.loops.nest import bands_by_names, functions
+from loopopt.loops.nest import bands_by_names, functions, loop_name, named_loops
 from loopopt.loops.skew import check_wavefront, skew, wavefront
 from loopopt.passes import LoopoptPass
 
@@ -76,8 +79,29 @@ class LoopSkewPass(LoopoptPass):
                 op=module,
             )
         roots = functions(module, self.func) if self.func else [module]
-        found = [band for root in roots for band in bands_by_names(root, self.loops, self.name)]
-        return [(outer, inner) for outer, inner in found]
+        if self.wavefront or self.factor == "auto":
+            found = [b for root in roots for b in bands_by_names(root, self.loops, self.name)]
+            return [(outer, inner) for outer, inner in found]
+        return [pair for root in roots for pair in self._nested_pairs(root)]
+
+    def _nested_pairs(self, root: Operation) -> list[tuple[affine.ForOp, affine.ForOp]]:
+        """Each loop named INNER directly in the body of a loop named OUTER."""
+        outer_name, inner_name = self.loops
+        named_loops(root, inner_name, self.name)  # a diagnostic if there is none
+        pairs: list[tuple[affine.ForOp, affine.ForOp]] = []
+        for outer in named_loops(root, outer_name, self.name):
+            inner = [
+                op
+                for op in outer.body.block.ops
+                if isinstance(op, affine.ForOp) and loop_name(op) == inner_name
+            ]
+            if not inner:
+                raise LoopoptError(
+                    f"{self.name}: no loop named '{inner_name}' directly in '{outer_name}'",
+                    op=outer,
+                )
+            pairs += [(outer, loop) for loop in inner]
+        return pairs
 
     def factor_of(self, outer: affine.ForOp, inner: affine.ForOp) -> int:
         if isinstance(self.factor, int):

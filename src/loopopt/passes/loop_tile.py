@@ -9,7 +9,9 @@ After:   affine.for %i_t = 0 to 100 step 32 { affine.for %j_t = 0 to 100 step 32
 
 The band is the loops named by `loops=` (a perfect nest, outermost first), else the outermost
 perfect band of each top-level loop of each function. `tile-sizes` shorter than the band tiles
-its outermost loops only; a size of 0 leaves that loop untiled. Tiling is refused (with the
+its outermost loops only; a size of 0 leaves that loop untiled. Sizes past the end of a default
+band are ignored with a warning (as MLIR's affine-loop-tile does: one size list serves nests of
+several depths); past the loops named by `loops=`, they are an error. Tiling is refused (with the
 offending dependence) unless the tiled band is fully permutable. Every band is validated and
 checked before any is changed. Mechanics and naming: `loopopt.loops.tile`.
 """
@@ -22,7 +24,7 @@ from xdsl.context import Context
 from xdsl.dialects import affine, builtin
 
 from loopopt.analysis.legality import require_fully_permutable
-from loopopt.diagnostics import LoopoptError
+from loopopt.diagnostics import LoopoptError, warning
 from loopopt.loops.nest import (
     bands_by_names,
     describe_loop,
@@ -73,21 +75,22 @@ class LoopTilePass(LoopoptPass):
                 bands.extend(perfect_band(loop) for loop in outermost_loops(fn))
         for band in bands:
             if len(self.tile_sizes) > len(band):
-                raise LoopoptError(
+                warning(
                     f"{self.name}: {len(self.tile_sizes)} tile sizes for the band "
-                    f"({', '.join(map(describe_loop, band))}) of {len(band)} loops",
+                    f"({', '.join(map(describe_loop, band))}) of {len(band)} loops: "
+                    f"{', '.join(map(str, self.tile_sizes[len(band) :]))} ignored",
                     op=band[0],
                 )
         return [band[: len(self.tile_sizes)] for band in bands]
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        bands = self.bands(op)
-        sizes = list(self.tile_sizes)
-        tiled = [d for d, size in enumerate(sizes) if size > 0]
-        if not tiled:
-            return
-        for band in bands:
-            check_tileable(band, sizes, self.name)
-            require_fully_permutable(band[: tiled[-1] + 1], self.name)
-        for band in bands:
+        plans: list[tuple[list[affine.ForOp], list[int]]] = []
+        for band in self.bands(op):
+            sizes = list(self.tile_sizes[: len(band)])
+            tiled = [d for d, size in enumerate(sizes) if size > 0]
+            if tiled:
+                check_tileable(band, sizes, self.name)
+                require_fully_permutable(band[: tiled[-1] + 1], self.name)
+                plans.append((band, sizes))
+        for band, sizes in plans:
             tile_band(band, sizes, self.name)

@@ -7,14 +7,18 @@ After:   affine.for %j = 0 to 6 step 2 {
            affine.for %k = 0 to 8 { S(%j, %k)  S(%j + 1, %k) }
          } {loopopt.name = "j"}
 
-Targets: the loop named by `loop=`, else each loop just outside an innermost loop (deepest first).
+Targets: the loop named by `loop=`, else each loop just outside an innermost loop and each lone
+loop (no loop around or inside it), deepest first.
 The factor defaults to 4 and is lowered to a smaller constant trip count. Leftover iterations run
 in a remainder loop `<name>_rem` (not jammed), or, when the loop is bounded by a max/min of loop
 IVs (a point loop), the jammed statements of each copy run under an `affine.if` that keeps them in
-bounds; jammed inner loops keep their names. Refused with a diagnostic: a loop carrying iter_args,
-inner loops whose bounds vary with the unrolled IV (triangular nests), and any dependence that
-jamming would reverse (`loopopt.analysis.legality.require_unroll_jam_legal`), and copies that
-would be more than `max-ops` ops (65536 by default). Mechanics: `loopopt.loops.unroll_jam`.
+bounds; jammed inner loops keep their names. A loop with no loop inside has nothing to jam: it is
+unrolled (`loop-unroll`'s mechanics: iter_args flow through the copies in order, where MLIR's
+affine-loop-unroll-jam gives each copy its own accumulator). Refused with a diagnostic: a loop
+carrying iter_args around inner loops, inner loops whose bounds vary with the unrolled IV
+(triangular nests), and any dependence that jamming would reverse
+(`loopopt.analysis.legality.require_unroll_jam_legal`), and copies that would be more than
+`max-ops` ops (65536 by default). Mechanics: `loopopt.loops.unroll_jam`.
 """
 
 from __future__ import annotations
@@ -28,17 +32,19 @@ from xdsl.ir import Operation
 from loopopt.analysis.legality import require_unroll_jam_legal
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.nest import enclosing_loops, function_ops, innermost_loops, named_loops
-from loopopt.loops.unroll import MAX_OPS
+from loopopt.loops.unroll import MAX_OPS, unroll
 from loopopt.loops.unroll_jam import unroll_jam, unroll_jam_obstacle
 from loopopt.passes import LoopoptPass
 
 
 def jam_targets(root: Operation) -> list[affine.ForOp]:
-    """The loops just outside innermost loops under `root`, deepest first (each once)."""
+    """The loops just outside innermost loops under `root`, and lone loops (no loop around or
+    inside them: nothing to jam, they are unrolled, as MLIR's pass does), deepest first (each
+    once)."""
     found: list[affine.ForOp] = []
     for inner in innermost_loops(root):
-        outer = enclosing_loops(inner)
-        if outer and not any(outer[-1] is known for known in found):
+        outer = enclosing_loops(inner) or [inner]
+        if not any(outer[-1] is known for known in found):
             found.append(outer[-1])
     return sorted(found, key=lambda loop: -len(enclosing_loops(loop)))
 
@@ -79,6 +85,11 @@ class LoopUnrollJamPass(LoopoptPass):
         else:
             targets = [loop for fn in function_ops(op, self.func) for loop in jam_targets(fn)]
         for loop in targets:
+            if not any(
+                isinstance(inner, affine.ForOp) for inner in loop.walk() if inner is not loop
+            ):
+                unroll(loop, factor, self.name, self.max_ops)  # nothing to jam
+                continue
             obstacle = unroll_jam_obstacle(loop)
             if obstacle is not None:
                 raise LoopoptError(f"{self.name}: {obstacle[0]}", op=obstacle[1])

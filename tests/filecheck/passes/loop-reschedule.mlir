@@ -139,6 +139,31 @@ func.func @add(%A: memref<7x5xf32>, %B: memref<7x5xf32>) {
 
 // -----
 
+// An IV of an affine.parallel around the nest (a parameter to isl) is a dimension of the new
+// bounds, not a symbol: MLIR takes no loop IV as a symbol (found by the differential fuzzer).
+// FORCE-LABEL: func.func @inside_parallel
+// FORCE:       affine.parallel (%[[P:.*]]) = (0) to (%{{.*}}) {
+// FORCE:         affine.for %{{.*}} = 1 to affine_map<(d0) -> ((d0 + 3))>(%[[P]]) {
+// FORCE-NOT:     ()[%[[P]]]
+func.func @inside_parallel(%A: memref<9xf32>, %B: memref<9x9xf32>, %n: index) {
+  affine.parallel (%p) = (0) to (%n) {
+    affine.for %i = 0 to 2 {
+      %b = affine.load %B[%p, %i + 2] : memref<9x9xf32>
+      affine.store %b, %B[%p, %i] : memref<9x9xf32>
+      affine.for %j = 1 to affine_map<(d0) -> (d0 + 3)>(%p) {
+        affine.if affine_set<(d0, d1) : (d0 - d1 >= 0)>(%j, %i) {
+          %a = affine.load %A[%p] : memref<9xf32>
+          %s = arith.addf %a, %a : f32
+          affine.store %s, %A[%p] : memref<9xf32>
+        }
+      } {loopopt.name = "j"}
+    } {loopopt.name = "i"}
+  }
+  return
+}
+
+// -----
+
 // SEIDEL CASE (RUN line 2): seidel-2d (9 points, in place): t, i and j all carry dependences. isl's schedule is
 // a wavefront: c0 = 2t + i sequential, t parallel inside it (floordiv bounds), j sequential.
 // SEIDEL-LABEL: func.func @seidel

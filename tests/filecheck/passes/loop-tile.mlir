@@ -191,6 +191,32 @@ func.func @strided(%A: memref<10x20xf32>) {
 
 // -----
 
+// An imperfect nest: the default band is the outer loop alone; the size past it is ignored
+// with a warning, as MLIR's affine-loop-tile does (it was the differential fuzzer's most
+// common refusal). With sizes 0,4 (ZERO) the band's one size is 0: nothing is tiled.
+// CHECK-LABEL: func.func @short_band
+// CHECK:       affine.for %[[IT:.*]] = 0 to 10 step 4 {
+// CHECK-NEXT:    affine.for %[[I:.*]] = affine_map<(d0) -> (d0)>(%[[IT]]) to min affine_map<(d0) -> ((d0 + 4), 10)>(%[[IT]]) {
+// CHECK-NEXT:      affine.load %{{.*}}[%[[I]], %[[I]]]
+// CHECK:           affine.for %{{.*}} = 0 to 10 {
+// ZERO-LABEL:  func.func @short_band
+// ZERO-NEXT:     affine.for %{{.*}} = 0 to 10 {
+// ZERO-NEXT:       affine.load
+func.func @short_band(%A: memref<10x10xf32>) {
+  // expected-warning@+1 {{loop-tile: 2 tile sizes for the band (i) of 1 loops:}}
+  affine.for %i = 0 to 10 {
+    %v = affine.load %A[%i, %i] : memref<10x10xf32>
+    affine.store %v, %A[%i, %i] : memref<10x10xf32>
+    affine.for %j = 0 to 10 {
+      %w = affine.load %A[%i, %j] : memref<10x10xf32>
+      affine.store %w, %A[%j, %i] : memref<10x10xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+
+// -----
+
 // A[i, j] depends on A[i - 1, j + 1]: direction (<, >), the band is not fully permutable.
 // CHECK-NOT:   func.func @wavefront
 func.func @wavefront(%A: memref<9x8xf32>) {
