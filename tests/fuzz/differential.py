@@ -13,7 +13,7 @@ i64 elements, binary ops, `arith.select`, `math` ops and integer min/max, arrays
 column-major (`memref.transpose`) or dynamic-offset (`memref.cast`) layout) and a pipeline of 1–3
 loop passes (`random_pipeline`: tile, strip-mine, unroll, unroll-full, unroll-jam, interchange,
 peel, skew, promote under a loop, distribute, fuse, mark-parallel, scalar-replace,
-reduction-to-memory, loop-reschedule). loopopt
+reduction-to-memory, loop-reschedule, hoist-invariants). loopopt
 applies the pipeline in-process as `loopopt-opt` does (its printed output, buffers hoisted as
 upstream needs them); a refusal (`LoopoptError`) is counted and proves nothing. Every applied
 case of a batch goes into one module with the original nest, a `main` that runs both on the
@@ -483,6 +483,7 @@ KINDS = (
     "scalar-replace",
     "demote",
     "reschedule",
+    "hoist",
 )
 """The pipeline steps `random_pipeline` draws from (`--kinds` narrows them)."""
 
@@ -525,6 +526,8 @@ def random_pipeline(r: random.Random, loops: list[Loop], kinds: Sequence[str] = 
             return "loop-fuse"
         if kind == "scalar-replace":
             return "scalar-replace"
+        if kind == "hoist":
+            return r.choice(["hoist-invariants", "hoist-invariants{min-reuse=3}"])
         if kind == "demote":
             return r.choice(["reduction-to-memory", "reduction-to-memory{scratch}"])
         if kind == "reschedule":
