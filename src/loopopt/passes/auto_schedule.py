@@ -53,8 +53,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from loopopt.analysis.box import band_box
+from loopopt.analysis.nest import loops_in
 from loopopt.analysis.parallel import is_parallel
 from loopopt.diagnostics import LoopoptError
+from loopopt.loops.demote import demote
 from loopopt.loops.func_outline import (
     enclosing_function,
     fresh_function_name,
@@ -70,6 +72,7 @@ from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.passes.hoist_invariants import MIN_SAVED, hoist_function
 from loopopt.passes.loop_reschedule import reschedule_deep
+from loopopt.passes.reduction_to_memory import ReductionToMemoryPass
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
 from loopopt.schedule.rankings import rank as rank
 from loopopt.schedule.rankings import ranking
@@ -221,6 +224,8 @@ class AutoSchedulePass(LoopoptPass):
                 if not candidate(nest) or self.place(ctx, op, nest, device, out):
                     continue
                 rest = self.exposed(ctx, op, nest, device, out)
+                if rest is not None and self.gpu and self.demoted(ctx, op, rest, device, out):
+                    continue
                 # a host loop around several nests (not a perfect band: gpu-map-loops may move
                 # the parallel loops of one outward)
                 if rest is not None and is_host_loop(rest) and len(perfect_band(rest)) == 1:
@@ -246,19 +251,54 @@ class AutoSchedulePass(LoopoptPass):
         if not changed:
             original.erase()
             return nest
-        current = before.next_op if before is not None else block.first_op
-        made: list[Operation] = []
-        while current is not None and current is not after:
-            made.append(current)
-            current = current.next_op
-        for part in reversed(made):  # users before the values they use (hoisted constants)
-            part.detach()
-            part.erase()
-        if after is not None:
-            block.insert_op_before(original, after)
-        else:
-            block.add_op(original)
+        _put_back(original, block, before, after)
         return original
+
+    def demoted(
+        self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
+    ) -> bool:
+        """Schedule `nest` with its inner loops' scalar accumulators kept in memory
+        (`reduction-to-memory`, where islpy proves each has an element to live in) when that
+        gives it, or a part `split` makes of it, a recipe other than `map`: `s = 0; for k:
+        s += A[i, k] * B[k, j]; C[i, j] = s` is then the memory-form contraction that the
+        matmul recipe takes (with a fill and a copy of its own). Otherwise `nest` stays as it
+        was (its iter_args are what gpu-map-loops' reduction strategies use) and False."""
+        inner = [loop for loop in loops_in(nest) if loop.inits]
+        if not inner:
+            return False
+        block = nest.parent_block()
+        assert block is not None
+        before, after = nest.prev_op, nest.next_op
+        original = nest.clone()
+        for loop in reversed(inner):  # inner loops first
+            plan = ReductionToMemoryPass().plan(loop)
+            if isinstance(plan, str):
+                _put_back(original, block, before, after)
+                return False
+            demote(loop, plan)
+        if self.recipe(op, nest, device) not in (None, "map"):
+            self.place(ctx, op, nest, device, out)
+            original.erase()
+            return True
+        parts, _ = self.split(ctx, op, nest, device, out)
+        recipes = [self.recipe(op, p, device) for p in parts or [] if candidate(p)]
+        if not any(r not in (None, "map") for r in recipes):
+            _put_back(original, block, before, after)
+            return False
+        for part in parts or []:
+            if candidate(part):
+                self.place(ctx, op, part, device, out)
+        original.erase()  # a detached copy keeps uses of the function's values
+        return True
+
+    @staticmethod
+    def recipe(op: builtin.ModuleOp, nest: affine.ForOp, device: Device) -> str | None:
+        """The recipe of `nest`'s best candidate (None: it has none); the IR is unchanged."""
+        fn = enclosing_function(nest).sym_name.data
+        callee, call = outline_nest(nest, op, fresh_function_name(op, f"{fn}__nest"))
+        choice = choose(callee, device)
+        inline_call(call, callee)
+        return choice.ranked[0][0].recipe if choice.ranked else None
 
     def split(
         self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
@@ -375,6 +415,24 @@ class AutoSchedulePass(LoopoptPass):
             )
         lines.append(f"  pipeline: {choice.ranked[0][0].pipeline}")
         return lines
+
+
+def _put_back(
+    original: affine.ForOp, block: Block, before: Operation | None, after: Operation | None
+) -> None:
+    """Replace what now lies between `before` and `after` in `block` by `original`."""
+    current = before.next_op if before is not None else block.first_op
+    made: list[Operation] = []
+    while current is not None and current is not after:
+        made.append(current)
+        current = current.next_op
+    for part in reversed(made):  # users before the values they use (hoisted constants)
+        part.detach()
+        part.erase()
+    if after is not None:
+        block.insert_op_before(original, after)
+    else:
+        block.add_op(original)
 
 
 WIDE = 65536
