@@ -26,8 +26,10 @@ ties keep the space's order, so the choice is deterministic; rankings: schedule/
 apply the first one's pipeline to that function and inline it back. A nest without
 candidates may still get one for a part: the statements beside an inner loop are split off
 (`expose_nests`) when every part holding that loop then has candidates, or is split so in turn
-(doitgen: the fill of `sum` beside its s loop, then a batched contraction); otherwise it is left
-as it was. `map` candidates with a sequential loop inside or around their threads are left to
+(doitgen: the fill of `sum` beside its s loop, then a batched contraction); on the GPU, a
+nest whose inner loops carry scalar accumulators is then tried with them kept in memory
+(`reduction-to-memory`: `s += A[i, k] * B[k, j]; C[i, j] = s` becomes a fill, a matmul and its
+epilogue), kept where some part gets a recipe other than `map`; otherwise it is left as it was. `map` candidates with a sequential loop inside or around their threads are left to
 gpu-map-loops (its reduction strategies and loop order do better). On the GPU, `gpu-map-loops`
 then maps the rest of the function (regions, reductions, nests without a summary). `explain`
 prints, per nest, the top `top` candidates with their breakdowns to stderr, the chosen one
