@@ -29,11 +29,14 @@ candidates may still get one for a part: the statements beside an inner loop are
 (doitgen: the fill of `sum` beside its s loop, then a batched contraction); on the GPU, a
 nest whose inner loops carry scalar accumulators is then tried with them kept in memory
 (`reduction-to-memory`: `s += A[i, k] * B[k, j]; C[i, j] = s` becomes a fill, a matmul and its
-epilogue), kept where some part gets a recipe other than `map`; otherwise it is left as it was. `map` candidates with a sequential loop inside or around their threads are left to
+epilogue), kept where some part gets a recipe other than `map`; otherwise it is left as it
+was. `map` candidates with a sequential loop inside or around their threads are left to
 gpu-map-loops (its reduction strategies and loop order do better). On the GPU, `gpu-map-loops`
 then maps the rest of the function (regions, reductions, nests without a summary). `explain`
 prints, per nest, the top `top` candidates with their breakdowns to stderr, the chosen one
 first, or the reason for the default mapping.
+Each function is first put in the form the model reads (`affine_form`): scf loops and memref
+accesses raised to affine ones where they are affine, unnamed loops named `i0, i1, …`.
 `device=` is an architecture (sm_80, sm_89, sm_90) or a device name of schedule/device.py;
 `auto` (the default) is the GPU in use, else sm_90. With `gpu=false` only the loop-level part of
 the choice is applied (the passes before `gpu-map-loops`): the CPU path of `loopopt.compile`
@@ -66,14 +69,16 @@ from loopopt.loops.func_outline import (
     outline_nest,
 )
 from loopopt.loops.gpu_host import split_nests
-from loopopt.loops.nest import functions, loop_name, perfect_band
+from loopopt.loops.nest import NON_AFFINE_LOOPS, functions, loop_name, perfect_band
 from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function
 from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.passes.hoist_invariants import MIN_SAVED, hoist_function
+from loopopt.passes.loop_name import LoopNamePass
 from loopopt.passes.loop_reschedule import reschedule_deep
+from loopopt.passes.raise_scf_to_affine import RaiseScfToAffinePass
 from loopopt.passes.reduction_to_memory import ReductionToMemoryPass
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
 from loopopt.schedule.rankings import rank as rank
@@ -193,9 +198,12 @@ class AutoSchedulePass(LoopoptPass):
         if self.top < 0:
             raise LoopoptError(f"top must be >= 0, got {self.top}")
 
+    affine_loops = False  # it raises scf loops itself (`affine_form`)
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         device = resolve_device(self.device)
         for fn in functions(op, self.func):
+            affine_form(ctx, op, fn)
             self.schedule(ctx, op, fn, device, sys.stderr)
 
     def schedule(
@@ -417,6 +425,21 @@ class AutoSchedulePass(LoopoptPass):
             )
         lines.append(f"  pipeline: {choice.ranked[0][0].pipeline}")
         return lines
+
+
+RAISED = frozenset({*NON_AFFINE_LOOPS, "memref.load", "memref.store"})
+"""Ops that `raise-scf-to-affine` turns into affine ones where their bounds or indices are."""
+
+
+def affine_form(ctx: Context, op: builtin.ModuleOp, fn: func.FuncOp) -> None:
+    """`fn` as the cost model reads it: scf loops and memref accesses raised to affine ones
+    where they are affine (`raise-scf-to-affine`), and its loops named (`loop-name`). MLIR text
+    as written (`scf.for`, unnamed `affine.for`) got the default mapping: a single thread
+    for scf loops, gpu-map-loops' mapping where a matmul recipe was due."""
+    name = fn.sym_name.data
+    if any(inner.name in RAISED for inner in fn.walk()):
+        RaiseScfToAffinePass(func=name).apply(ctx, op)
+    LoopNamePass(func=name).apply(ctx, op)
 
 
 def _put_back(
