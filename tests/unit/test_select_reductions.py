@@ -47,6 +47,22 @@ def largest(x, out):
     out[0] = m
 
 
+def scaled_largest(x, out):
+    c = x[1]
+    m = -math.inf
+    for i in range(x.shape[0]):
+        m = max(m, x[i] * c)
+    out[0] = m
+
+
+def stored_first(x, out):
+    out[1] = 1.0
+    m = x[0]
+    for i in range(x.shape[0]):
+        m = max(m, x[i])
+    out[0] = m
+
+
 def nan_wins(x, out):
     m = x[0]
     for i in range(x.shape[0]):
@@ -90,10 +106,25 @@ def test_min_max_of_a_vector_is_a_block_reduction(
 
 
 def test_a_large_max_is_a_grid_reduction(rng: np.random.Generator) -> None:
-    """A region that starts with the loop (gpu_grid.GRID_MIN_TRIP iterations or more)."""
+    """gpu_grid.GRID_MIN_TRIP iterations or more: a grid of blocks, also after the loads that
+    start the region (`lo = x[0]`: the grid runs ahead of them)."""
     x = _with_nans(rng, 70_001, [3, 4000], np.float32)
     mappings = _mapped(largest, [x, np.zeros(1, np.float32)], "auto-schedule{device=sm_90}")
     assert mappings[0] == '{grid_reduction = "i", blocks = "partials"}'
+    x[0] = np.nan  # the initial value: kept
+    mappings = _mapped(extremes, [x, np.zeros(2, np.float32)], "auto-schedule{device=sm_90}")
+    assert mappings[0] == '{grid_reduction = "i", blocks = "partials"}'
+
+
+@pytest.mark.parametrize("function", [scaled_largest, stored_first], ids=lambda f: f.__name__)
+def test_the_grid_runs_ahead_of_the_region_only_where_it_may(
+    function: Callable[..., None], rng: np.random.Generator
+) -> None:
+    """A loop that reads a value the region computes first (c = x[1]), or that follows a
+    store, stays in the region (one block)."""
+    x = rng.standard_normal(70_001).astype(np.float32)
+    mappings = _mapped(function, [x, np.zeros(2, np.float32)], "auto-schedule{device=sm_90}")
+    assert mappings == ['{region = "one block", threads_x = "i"}']
 
 
 def test_row_maxima_share_a_block_per_row(rng: np.random.Generator) -> None:
