@@ -134,10 +134,11 @@ class GpuMapLoopsPass(LoopoptPass):
     its own threads along y. `auto` (unless `block=` is given) takes `block` where an inner loop
     reads memory more contiguously than the parallel loop would (row sums, A·x), else `lanes`
     where a thread per iteration would leave the GPU idle (column sums, Aᵀ·x), else `thread`.
-    A large reduction that starts a region is shared out over a grid: its blocks write partial
-    results that the region combines in order (deterministic), or, with `grid-atomic` (else as
-    `auto`), add them into an accumulator atomically (the order of the additions varies:
-    loops/gpu_grid)."""
+    A large reduction that starts a region (or follows reads it does not depend on but for
+    its initial values: loops/gpu_grid.grid_start) is shared out over a grid: its blocks write
+    partial results that the region combines in order (deterministic), or, with `grid-atomic`
+    (else as `auto`), add them into an accumulator atomically (the order of the additions
+    varies: loops/gpu_grid)."""
     block_group: int = 1
     """Grouped block order (rasterization): consecutive blocks cover up to this many block rows
     (y) of one block column (x) before moving along x, so that the blocks resident together
