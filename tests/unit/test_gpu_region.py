@@ -405,6 +405,33 @@ def test_a_large_reduction_is_shared_out_over_a_grid(rng: np.random.Generator) -
         np.testing.assert_allclose(got[1], expected, rtol=1e-5)
 
 
+INTO_MEMORY = """
+func.func @into(%X: memref<70001xf64>, %out: memref<1xf64>) {
+  affine.for %i = 0 to 70001 {
+    %x = affine.load %X[%i] : memref<70001xf64>
+    %o = affine.load %out[0] : memref<1xf64>
+    %a = arith.addf %o, %x : f64
+    affine.store %a, %out[0] : memref<1xf64>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+def test_a_large_reduction_into_memory_is_shared_out_over_a_grid(
+    rng: np.random.Generator,
+) -> None:
+    """`out[0] += X[i]`: out[0] is kept in a register around the loop (loaded before it,
+    stored after it), then the loop is a reduction after a load, shared out over a grid (it
+    ran on one block). In float64: float32 sums of 70001 terms differ by more than
+    the tolerance between orders."""
+    grid, region = mappings(mapped(INTO_MEMORY, region_threads=32))
+    assert grid == {"grid_reduction": "i", "blocks": "partials"}
+    assert region == {"region": "one block", "threads_x": "i_blocks"}
+    arrays = [rng.standard_normal(70001).astype(np.float64), np.array([2.5])]
+    assert_emulated_equal(INTO_MEMORY, "into", arrays, region_threads=32)
+
+
 def test_small_or_dependent_reductions_stay_in_the_region() -> None:
     small = TOTAL.replace("70001", "1000")
     assert "grid_reduction" not in mappings(mapped(small))[0]

@@ -121,11 +121,12 @@ def wrap(ops: Sequence[Operation]) -> affine.ForOp:
     return loop
 
 
-def keep_in_registers(region: affine.ForOp) -> None:
+def keep_in_registers(region: affine.ForOp, itself: bool = False) -> None:
     """Elements that a loop of the region reads and writes at loop-invariant indices become
     its iter_args (loops/scalar_replace), innermost loops first: `x[i] -= L[i, j] * x[j]`
-    over j becomes a reduction that the block can share out."""
-    for loop in reversed(list(loops_in(region))):
+    over j becomes a reduction that the block can share out. `itself`: `region` is such a
+    loop too."""
+    for loop in reversed([region] * itself + list(loops_in(region))):
         chosen: list[Replaceable] = []
         for array in arrays_under(loop):
             found = replaceable(loop, array)
@@ -133,6 +134,25 @@ def keep_in_registers(region: affine.ForOp) -> None:
                 chosen.append(found)
         if chosen:
             scalar_replace(loop, chosen)
+
+
+def registers_first(ops: Sequence[Operation]) -> list[Operation]:
+    """`keep_in_registers` on the loops of `ops` (consecutive ops of a block, a region not
+    wrapped yet), top-level loops included, so that `out[0] += x[i]` is a reduction that
+    loops/gpu_grid can share out over a grid; the ops now from the first to the last (the
+    loads and stores put around a loop)."""
+    block = ops[0].parent_block()
+    assert block is not None
+    before, after = ops[0].prev_op, ops[-1].next_op
+    for op in ops:
+        if isinstance(op, affine.ForOp):
+            keep_in_registers(op, itself=True)
+    current = before.next_op if before is not None else block.first_op
+    found: list[Operation] = []
+    while current is not None and current is not after:
+        found.append(current)
+        current = current.next_op
+    return found
 
 
 @dataclass

@@ -87,6 +87,7 @@ from loopopt.loops.gpu_region import (
     map_lanes,
     map_per_block,
     map_region,
+    registers_first,
     wrap,
 )
 from loopopt.loops.gpu_workgroup import attribute_workgroup_buffers
@@ -288,7 +289,10 @@ class _Host:
         self.launch_bounds(kernel, LANE_WIDTH * mapped)
 
     def region(self, item: Region) -> None:
-        start = grid_start(item.ops) if self.options.region_threads > 1 else None
+        start = None
+        if self.options.region_threads > 1:
+            item.ops = registers_first(item.ops)
+            start = grid_start(item.ops)
         if start is not None:
             k, found = start
             loop: affine.ForOp = item.ops[k]  # type: ignore[assignment]
