@@ -112,6 +112,7 @@ PERFECT = {
     "loop-reschedule": DEPTH,
     "array-expand": DEPTH,
     "array-snapshot": DEPTH,
+    "hoist-invariants": DEPTH,
     "scalar-replace,reduction-to-memory{scratch}": DEPTH,
     "loopopt-lower-to-llvm": 0,
     "gpu-map-loops,loopopt-lower-gpu-to-nvvm": None,
