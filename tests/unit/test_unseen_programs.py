@@ -58,9 +58,24 @@ SLOW = MATMUL | {
     "window_min_bounds",
     "int_row_sums",
     "frobenius_distance",
+    "layernorm",
+    "global_min_max",
+    "rmsnorm",
+    "row_max",
+    "norm2",
+    "dot",
+    "box_blur",
+    "separable_filter",
+    "conv2d_nchw",
+    "column_mean_var",
+    "pipeline_of_nests",
+    "imperfect",
+    "in_place_row_normalize",
+    "colsum_then_scale",
+    "vecmat",
 }
-"""Programs emulated only in slow runs (over a second each); their neighbours cover the same
-mappings in the default run."""
+"""Programs emulated only in slow runs (half a second or more each); their neighbours
+(softmax_rows, conv1d, the tests of each fix) cover the same mappings in the default run."""
 
 RUN = sorted(set(up.CASES) - set(REFUSED))
 
