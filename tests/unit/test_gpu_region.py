@@ -289,6 +289,47 @@ def test_reductions_thread_keeps_a_thread_per_row() -> None:
     assert summary == {"block_x": "i_t", "thread_x": "i"}
 
 
+CONV1D = """
+func.func @conv1d(%x: memref<20004xf32>, %w: memref<5xf32>, %y: memref<20000xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 20000 {
+    %s = affine.for %k = 0 to 5 iter_args(%acc = %zero) -> (f32) {
+      %a = affine.load %x[%i + %k] : memref<20004xf32>
+      %b = affine.load %w[%k] : memref<5xf32>
+      %p = arith.mulf %a, %b : f32
+      %n = arith.addf %acc, %p : f32
+      affine.yield %n : f32
+    } {loopopt.name = "k"}
+    affine.store %s, %y[%i] : memref<20000xf32>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+def test_a_row_shorter_than_a_warp_keeps_a_thread_per_output(rng: np.random.Generator) -> None:
+    """conv1d's 5 taps read x contiguously along k, but a block of 256 threads per output
+    would leave 251 idle: a thread per output (whose neighbours read x contiguously too), or,
+    where too few outputs keep the GPU busy, 32 outputs per block with 8 threads each (5 taps;
+    uncapped, 16).
+    40 taps still take a block per output."""
+    wide = CONV1D.replace("to 5 ", "to 40 ").replace("5xf32", "40xf32").replace("20004", "20039")
+    (summary,) = mappings(mapped(wide))
+    assert summary == {"region": "one block", "threads_x": "k", "block_x": "i"}
+    many = CONV1D.replace("20004", "140004").replace("20000", "140000")
+    (summary,) = mappings(mapped(many))
+    assert summary == {"block_x": "i_t", "thread_x": "i"}
+    module = mapped(CONV1D)
+    (kernel,) = [op for op in module.walk() if isinstance(op, gpu.FuncOp)]
+    assert mappings(module) == [
+        {"region": "one block", "threads_y": "k", "block_x": "i", "thread_x": "i"}
+    ]
+    assert kernel.known_block_size is not None
+    assert tuple(kernel.known_block_size.get_values()) == (32, 8, 1)
+    arrays = [rng.standard_normal(n).astype(np.float32) for n in (20004, 5)]
+    assert_emulated_equal(CONV1D, "conv1d", [*arrays, np.zeros(20000, np.float32)])
+
+
 COLUMN_SUMS = """
 func.func @colsums(%A: memref<53x45xf32>, %out: memref<45xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -362,6 +403,33 @@ def test_a_large_reduction_is_shared_out_over_a_grid(rng: np.random.Generator) -
         got = [a.copy() for a in arrays]
         run_function(module, "total", got)
         np.testing.assert_allclose(got[1], expected, rtol=1e-5)
+
+
+INTO_MEMORY = """
+func.func @into(%X: memref<70001xf64>, %out: memref<1xf64>) {
+  affine.for %i = 0 to 70001 {
+    %x = affine.load %X[%i] : memref<70001xf64>
+    %o = affine.load %out[0] : memref<1xf64>
+    %a = arith.addf %o, %x : f64
+    affine.store %a, %out[0] : memref<1xf64>
+  } {loopopt.name = "i"}
+  return
+}
+"""
+
+
+def test_a_large_reduction_into_memory_is_shared_out_over_a_grid(
+    rng: np.random.Generator,
+) -> None:
+    """`out[0] += X[i]`: out[0] is kept in a register around the loop (loaded before it,
+    stored after it), then the loop is a reduction after a load, shared out over a grid (it
+    ran on one block). In float64: float32 sums of 70001 terms differ by more than
+    the tolerance between orders."""
+    grid, region = mappings(mapped(INTO_MEMORY, region_threads=32))
+    assert grid == {"grid_reduction": "i", "blocks": "partials"}
+    assert region == {"region": "one block", "threads_x": "i_blocks"}
+    arrays = [rng.standard_normal(70001).astype(np.float64), np.array([2.5])]
+    assert_emulated_equal(INTO_MEMORY, "into", arrays, region_threads=32)
 
 
 def test_small_or_dependent_reductions_stay_in_the_region() -> None:

@@ -113,19 +113,26 @@ func.func @shift(%A: memref<64xf32>) {
 }
 """
 """A[i] = A[i + 1]: the read sees no write of the loop (array-snapshot makes i parallel)."""
-SCALED = """
-func.func @scaled(%s: f32, %A: memref<8xf32>, %C: memref<8x8xf32>) {
-  affine.for %i = 0 to 8 {
-    affine.for %j = 0 to 8 {
-      %a = affine.load %A[%i] : memref<8xf32>
-      %p = arith.mulf %s, %a : f32
-      affine.store %p, %C[%i, %j] : memref<8x8xf32>
-    } {loopopt.name = "j"}
+
+GEMM_ALPHA = """
+func.func @gemm(%alpha: f32, %A: memref<16x8xf32>, %B: memref<8x16xf32>, %C: memref<16x16xf32>) {
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 8 {
+      affine.for %j = 0 to 16 {
+        %a = affine.load %A[%i, %k] : memref<16x8xf32>
+        %m = arith.mulf %alpha, %a : f32
+        %b = affine.load %B[%k, %j] : memref<8x16xf32>
+        %p = arith.mulf %m, %b : f32
+        %c = affine.load %C[%i, %j] : memref<16x16xf32>
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<16x16xf32>
+      } {loopopt.name = "j"}
+    } {loopopt.name = "k"}
   } {loopopt.name = "i"}
   return
 }
 """
-"""s * A[i] is the same for every j (hoist-invariants computes it once per i)."""
+"""gemm's `alpha * A[i, k]`, computed again for every j (hoist-invariants computes it once)."""
 
 CASES: dict[str, tuple[str, str]] = {
     "loop-name": (MATMUL, "loop-name"),
@@ -142,7 +149,7 @@ CASES: dict[str, tuple[str, str]] = {
     "loop-reschedule": (LU, "loop-reschedule"),
     "array-expand": (SCRATCH, "array-expand"),
     "array-snapshot": (SHIFT, "array-snapshot"),
-    "hoist-invariants": (SCALED, "hoist-invariants"),
+    "hoist-invariants": (GEMM_ALPHA, "hoist-invariants"),
     "reduction-to-memory": (MATMUL, "scalar-replace{loop=k},reduction-to-memory"),
     "pad-tiles": (MATMUL, PAD),
     "loop-mark-parallel": (MATMUL, "loop-mark-parallel"),

@@ -12,6 +12,15 @@ the iter_arg's own position. Such a loop computes `init ⊕ x_0 ⊕ x_1 ⊕ …`
 in another order (partial results per thread, combined in a tree) once its iterations carry no
 other dependence (the caller checks that, with the dependence analysis). For floats that order
 changes the rounding: loopopt reassociates only what this recognizes.
+
+Python's `m = max(m, x)` on floats is a compare and a select (frontend/operators.py keeps
+Python's NaN rules): `select(x > m, x, m)`, and `select(x < m, x, m)` for min, with the
+iter_arg `m` on the right of the compare and kept when it fails. That is a max (min)
+reduction too: a NaN `x` never wins, so partial results from the neutral element are never
+NaN, and they merge with `arith.maximumf` (`minimumf`), which keeps a NaN initial value as the
+select chain does. Only the order of equal values with different signs (-0.0, +0.0) may
+differ. `select(m > x, m, x)` (Python's `max(x, m)`: a NaN `x` wins, and the next element
+replaces it) is not one.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue, Use
 
 COMBINERS: dict[str, str] = {
     "arith.addf": "add",
@@ -71,20 +80,46 @@ def _depends_on(value: SSAValue, source: SSAValue, scope: Operation) -> bool:
     return False
 
 
+SELECTS: dict[str, str] = {"ogt": "max", "olt": "min"}
+"""The compare predicates of `select(x ? m, x, m)` that reduce, and the reduction each is."""
+
+
+def _select_combine(uses: list[Use]) -> tuple[str, Operation, SSAValue] | None:
+    """(kind, the select, x) where the iter_arg's `uses` are exactly those of Python's float
+    `max(m, x)` / `min(m, x)`: `select(cmpf pred x, m; x, m)` (see the module docstring)."""
+    if len(uses) != 2:
+        return None
+    by_op = {type(u.operation): u for u in uses}
+    compare, select = by_op.get(arith.CmpfOp), by_op.get(arith.SelectOp)
+    if compare is None or select is None or compare.index != 1 or select.index != 2:
+        return None
+    cmp, sel = compare.operation, select.operation
+    assert isinstance(cmp, arith.CmpfOp) and isinstance(sel, arith.SelectOp)
+    predicate = arith.CMPF_COMPARISON_OPERATIONS[cmp.predicate.value.data]
+    kind = SELECTS.get(predicate)
+    if kind is None or sel.cond is not cmp.result or sel.lhs is not cmp.lhs:
+        return None
+    if len(list(cmp.result.uses)) != 1 or cmp.parent_block() is not sel.parent_block():
+        return None
+    return kind, sel, cmp.lhs
+
+
 def reduction_of(loop: affine.ForOp, position: int) -> Reduction | None:
     """The reduction of the iter_arg at `position`, or None (see the module docstring)."""
     arg = loop.body.block.args[1 + position]
     uses = list(arg.uses)
-    if len(uses) != 1:
+    selected = _select_combine(uses)
+    if selected is not None:
+        kind, combine, other = selected
+    elif len(uses) == 1:
+        combine = uses[0].operation
+        found = COMBINERS.get(combine.name)
+        if found is None or (found == "sub" and uses[0].index != 0):
+            return None
+        kind, other = found, combine.operands[1 - uses[0].index]
+    else:
         return None
-    combine = uses[0].operation
-    kind = COMBINERS.get(combine.name)
-    if kind is None or combine.parent_block() is not loop.body.block:
-        return None
-    if kind == "sub" and uses[0].index != 0:
-        return None
-    other = combine.operands[1 - uses[0].index]
-    if _depends_on(other, arg, loop):
+    if combine.parent_block() is not loop.body.block or _depends_on(other, arg, loop):
         return None
     result = combine.results[0]
     terminator = loop.body.block.last_op
@@ -136,7 +171,11 @@ def constant(kind: str, element: Attribute) -> arith.ConstantOp | None:
 
 
 def merge(reduction: Reduction, a: SSAValue, b: SSAValue) -> Operation:
-    """An op combining two partial results of `reduction` (partial sums of subtrahends add)."""
+    """An op combining two partial results of `reduction` (partial sums of subtrahends add;
+    the partial results of a select reduce with `maximumf`/`minimumf`)."""
+    if isinstance(reduction.combine, arith.SelectOp):
+        pick = arith.MaximumfOp if reduction.kind == "max" else arith.MinimumfOp
+        return pick(a, b, flags=None)
     if reduction.kind != "sub":
         op = reduction.combine.clone()
         op.operands = [a, b]

@@ -30,6 +30,9 @@ Products have no atomic: they keep the partials.
 `GRID_MIN_TRIP` iterations or an unknown count, code every thread can run); `split_off` makes
 the grid kernel's loop and the region's combining loop; `map_grid` maps the outlined loop.
 Not checked here: that the loop's operands are host values (it must start its region).
+`grid_start` finds the loop: the region's first op, or a loop after ops that only read memory
+and compute none of its values but its initial ones (`m = x[0]; for i: m = max(m, x[i])`): the
+grid then runs ahead of them (`hoist_grid`), and the region combines the partials with `m`.
 """
 
 from __future__ import annotations
@@ -93,6 +96,59 @@ def grid_reducible(loop: Operation) -> list[Reduction] | None:
     if carried_by(dependences(loop), loop):
         return None
     return found
+
+
+READS = frozenset(
+    {"affine.load", "memref.load", "memref.dim", "affine.apply", "affine.min", "affine.max"}
+    | {"affine.for", "affine.if", "affine.yield", "scf.if", "scf.for", "scf.yield"}
+)
+"""Ops that neither write memory nor synchronize (with arith's and math's)."""
+
+
+def _reads_only(op: Operation) -> bool:
+    return all(
+        inner.name in READS or inner.name.startswith(("arith.", "math.")) for inner in op.walk()
+    )
+
+
+def grid_start(ops: Sequence[Operation]) -> tuple[int, list[Reduction]] | None:
+    """The position among a region's `ops` of the loop to share out over a grid, and its
+    reductions (module docstring); None where there is none."""
+    for k, op in enumerate(ops):
+        found = grid_reducible(op)
+        if found is not None:
+            assert isinstance(op, affine.ForOp)
+            return (k, found) if k == 0 or _independent(op, ops[:k]) else None
+        if not _reads_only(op):
+            return None
+    return None
+
+
+def _independent(loop: affine.ForOp, before: Sequence[Operation]) -> bool:
+    """`before` computes none of the values `loop` uses but its initial values."""
+    used = [*loop.lowerBoundOperands, *loop.upperBoundOperands]
+    used += [v for inner in loop.walk() if inner is not loop for v in inner.operands]
+    for value in used:
+        owner = value.owner
+        if isinstance(owner, Block):
+            owner = owner.parent_op()
+        if owner is not None and any(b.is_ancestor(owner) for b in before):
+            return False
+    return True
+
+
+def hoist_grid(grid: affine.ForOp, start: Operation) -> None:
+    """Move the grid loop `split_off` made (and the neutral elements it starts from) ahead of
+    `start`, the region's first op (`grid_start` checked that it may run there)."""
+    block = grid.parent_block()
+    assert block is not None
+    for value in grid.inits:
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp) and owner.parent_block() is block:
+            owner.detach()
+            block.insert_op_before(owner, start)
+    grid.detach()
+    block.insert_op_before(grid, start)
 
 
 def scratch(

@@ -121,11 +121,12 @@ def wrap(ops: Sequence[Operation]) -> affine.ForOp:
     return loop
 
 
-def keep_in_registers(region: affine.ForOp) -> None:
+def keep_in_registers(region: affine.ForOp, itself: bool = False) -> None:
     """Elements that a loop of the region reads and writes at loop-invariant indices become
     its iter_args (loops/scalar_replace), innermost loops first: `x[i] -= L[i, j] * x[j]`
-    over j becomes a reduction that the block can share out."""
-    for loop in reversed(list(loops_in(region))):
+    over j becomes a reduction that the block can share out. `itself`: `region` is such a
+    loop too."""
+    for loop in reversed([region] * itself + list(loops_in(region))):
         chosen: list[Replaceable] = []
         for array in arrays_under(loop):
             found = replaceable(loop, array)
@@ -133,6 +134,25 @@ def keep_in_registers(region: affine.ForOp) -> None:
                 chosen.append(found)
         if chosen:
             scalar_replace(loop, chosen)
+
+
+def registers_first(ops: Sequence[Operation]) -> list[Operation]:
+    """`keep_in_registers` on the loops of `ops` (consecutive ops of a block, a region not
+    wrapped yet), top-level loops included, so that `out[0] += x[i]` is a reduction that
+    loops/gpu_grid can share out over a grid; the ops now from the first to the last (the
+    loads and stores put around a loop)."""
+    block = ops[0].parent_block()
+    assert block is not None
+    before, after = ops[0].prev_op, ops[-1].next_op
+    for op in ops:
+        if isinstance(op, affine.ForOp):
+            keep_in_registers(op, itself=True)
+    current = before.next_op if before is not None else block.first_op
+    found: list[Operation] = []
+    while current is not None and current is not after:
+        found.append(current)
+        current = current.next_op
+    return found
 
 
 @dataclass
@@ -525,14 +545,16 @@ def inner_work_spreads(plan: KernelPlan, accesses: Sequence[Access]) -> bool:
     """A block per iteration of the mapped loops (their bodies run as regions, see
     `map_per_block`) reads memory more contiguously than a thread per iteration: some loop in
     the body indexes the contiguous dimension in more accesses than the loop threadIdx.x would
-    get, and the body, with its elements kept in registers, has a loop to spread (checked on a
-    copy). Only untiled loops qualify."""
+    get and runs a warp's worth of iterations or more (conv1d's 5 taps would leave 251 of 256
+    threads idle: a thread per output reads as contiguously), and the body, with its
+    elements kept in registers, has a loop to spread (checked on a copy). Only untiled loops
+    qualify."""
     if any(c.tile is not None for c in plan.chosen):
         return False
     innermost = max((c.point for c in plan.chosen), key=lambda loop: len(enclosing_loops(loop)))
     inner = [loop for op in body_ops(innermost) for loop in _loops_at(op)]
     x = plan.chosen[0].point
-    if not any(_contiguous(loop, x, accesses) for loop in inner):
+    if not any(_contiguous(loop, x, accesses) and _fills_a_warp(loop) for loop in inner):
         return False
     return _body_spreads(innermost)
 
@@ -542,6 +564,12 @@ def _contiguous(inner: affine.ForOp, x: affine.ForOp, accesses: Sequence[Access]
     along the contiguous dimension with `inner` than with `x`."""
     moving = [a for a in accesses if inner in a.loops and _varies(a, inner)]
     return coalescing_score(inner, moving)[0] > coalescing_score(x, moving)[0]
+
+
+def _fills_a_warp(loop: affine.ForOp) -> bool:
+    """`loop` runs WARP_SIZE iterations or more (or a number known only at run time)."""
+    trip = constant_trip(loop)
+    return trip is None or trip >= WARP_SIZE
 
 
 def _varies(access: Access, loop: affine.ForOp) -> bool:
@@ -592,7 +620,8 @@ def lanes_pay(plan: KernelPlan) -> int:
     """Threads per lane (> 1) when a block should run `LANE_WIDTH` iterations of the nest's one
     parallel loop side by side, each shared out over its own threads (`map_lanes`): the loop
     has a constant trip count too small to keep the GPU busy with a thread per iteration, and
-    its body has a reduction or loop to share out (checked on a copy). 0 otherwise."""
+    its body has a reduction or loop to share out (checked on a copy). No more threads per
+    lane than the body's longest loop runs iterations (conv1d's 5 taps: 8). 0 otherwise."""
     if len(plan.chosen) != 1 or plan.chosen[0].tile is not None:
         return 0
     loop = plan.chosen[0].point
@@ -601,8 +630,14 @@ def lanes_pay(plan: KernelPlan) -> int:
         return 0
     if not _body_spreads(loop):
         return 0
+    trips = [constant_trip(inner) for op in body_ops(loop) for inner in _loops_at(op)]
+    longest = None if None in trips else max(t for t in trips if t is not None)
     per_lane = 2
-    while per_lane < THREADS_PER_BLOCK // LANE_WIDTH and trip * per_lane < BUSY_THREADS:
+    while (
+        per_lane < THREADS_PER_BLOCK // LANE_WIDTH
+        and trip * per_lane < BUSY_THREADS
+        and (longest is None or per_lane < longest)
+    ):
         per_lane *= 2
     return per_lane
 

@@ -26,12 +26,17 @@ ties keep the space's order, so the choice is deterministic; rankings: schedule/
 apply the first one's pipeline to that function and inline it back. A nest without
 candidates may still get one for a part: the statements beside an inner loop are split off
 (`expose_nests`) when every part holding that loop then has candidates, or is split so in turn
-(doitgen: the fill of `sum` beside its s loop, then a batched contraction); otherwise it is left
-as it was. `map` candidates with a sequential loop inside or around their threads are left to
+(doitgen: the fill of `sum` beside its s loop, then a batched contraction); on the GPU, a
+nest whose inner loops carry scalar accumulators is then tried with them kept in memory
+(`reduction-to-memory`: `s += A[i, k] * B[k, j]; C[i, j] = s` becomes a fill, a matmul and its
+epilogue), kept where some part gets a recipe other than `map`; otherwise it is left as it
+was. `map` candidates with a sequential loop inside or around their threads are left to
 gpu-map-loops (its reduction strategies and loop order do better). On the GPU, `gpu-map-loops`
 then maps the rest of the function (regions, reductions, nests without a summary). `explain`
 prints, per nest, the top `top` candidates with their breakdowns to stderr, the chosen one
 first, or the reason for the default mapping.
+Each function is first put in the form the model reads (`affine_form`): scf loops and memref
+accesses raised to affine ones where they are affine, unnamed loops named `i0, i1, …`.
 `device=` is an architecture (sm_80, sm_89, sm_90) or a device name of schedule/device.py;
 `auto` (the default) is the GPU in use, else sm_90. With `gpu=false` only the loop-level part of
 the choice is applied (the passes before `gpu-map-loops`): the CPU path of `loopopt.compile`
@@ -53,9 +58,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from loopopt.analysis.box import band_box
-from loopopt.analysis.nest import body_block
+from loopopt.analysis.nest import body_block, loops_in
 from loopopt.analysis.parallel import is_parallel
 from loopopt.diagnostics import LoopoptError
+from loopopt.loops.demote import demote
 from loopopt.loops.func_outline import (
     enclosing_function,
     fresh_function_name,
@@ -63,14 +69,17 @@ from loopopt.loops.func_outline import (
     outline_nest,
 )
 from loopopt.loops.gpu_host import split_nests
-from loopopt.loops.nest import functions, loop_name, perfect_band
+from loopopt.loops.nest import NON_AFFINE_LOOPS, functions, loop_name, perfect_band
 from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function
 from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.passes.hoist_invariants import AUTO_MIN_REUSE, MIN_SAVED, hoist_function
+from loopopt.passes.loop_name import LoopNamePass
 from loopopt.passes.loop_reschedule import reschedule_deep
+from loopopt.passes.raise_scf_to_affine import RaiseScfToAffinePass
+from loopopt.passes.reduction_to_memory import ReductionToMemoryPass
 from loopopt.schedule.nests import candidate, expose_nests, is_host_loop
 from loopopt.schedule.rankings import rank as rank
 from loopopt.schedule.rankings import ranking
@@ -189,9 +198,12 @@ class AutoSchedulePass(LoopoptPass):
         if self.top < 0:
             raise LoopoptError(f"top must be >= 0, got {self.top}")
 
+    affine_loops = False  # it raises scf loops itself (`affine_form`)
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         device = resolve_device(self.device)
         for fn in functions(op, self.func):
+            affine_form(ctx, op, fn)
             self.schedule(ctx, op, fn, device, sys.stderr)
 
     def schedule(
@@ -231,6 +243,8 @@ class AutoSchedulePass(LoopoptPass):
                     assert parent is not None
                     nest = _next_loop(before.next_op if before is not None else parent.first_op)
                 rest = self.exposed(ctx, op, nest, device, out)
+                if rest is not None and self.gpu and self.demoted(ctx, op, rest, device, out):
+                    continue
                 # a host loop around several nests (not a perfect band: gpu-map-loops may move
                 # the parallel loops of one outward)
                 if rest is not None and is_host_loop(rest) and len(perfect_band(rest)) == 1:
@@ -256,19 +270,54 @@ class AutoSchedulePass(LoopoptPass):
         if not changed:
             original.erase()
             return nest
-        current = before.next_op if before is not None else block.first_op
-        made: list[Operation] = []
-        while current is not None and current is not after:
-            made.append(current)
-            current = current.next_op
-        for part in reversed(made):  # users before the values they use (hoisted constants)
-            part.detach()
-            part.erase()
-        if after is not None:
-            block.insert_op_before(original, after)
-        else:
-            block.add_op(original)
+        _put_back(original, block, before, after)
         return original
+
+    def demoted(
+        self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
+    ) -> bool:
+        """Schedule `nest` with its inner loops' scalar accumulators kept in memory
+        (`reduction-to-memory`, where islpy proves each has an element to live in) when that
+        gives it, or a part `split` makes of it, a recipe other than `map`: `s = 0; for k:
+        s += A[i, k] * B[k, j]; C[i, j] = s` is then the memory-form contraction that the
+        matmul recipe takes (with a fill and a copy of its own). Otherwise `nest` stays as it
+        was (its iter_args are what gpu-map-loops' reduction strategies use) and False."""
+        inner = [loop for loop in loops_in(nest) if loop.inits]
+        if not inner:
+            return False
+        block = nest.parent_block()
+        assert block is not None
+        before, after = nest.prev_op, nest.next_op
+        original = nest.clone()
+        for loop in reversed(inner):  # inner loops first
+            plan = ReductionToMemoryPass().plan(loop)
+            if isinstance(plan, str):
+                _put_back(original, block, before, after)
+                return False
+            demote(loop, plan)
+        if self.recipe(op, nest, device) not in (None, "map"):
+            self.place(ctx, op, nest, device, out)
+            original.erase()
+            return True
+        parts, _ = self.split(ctx, op, nest, device, out)
+        recipes = [self.recipe(op, p, device) for p in parts or [] if candidate(p)]
+        if not any(r not in (None, "map") for r in recipes):
+            _put_back(original, block, before, after)
+            return False
+        for part in parts or []:
+            if candidate(part):
+                self.place(ctx, op, part, device, out)
+        original.erase()  # a detached copy keeps uses of the function's values
+        return True
+
+    @staticmethod
+    def recipe(op: builtin.ModuleOp, nest: affine.ForOp, device: Device) -> str | None:
+        """The recipe of `nest`'s best candidate (None: it has none); the IR is unchanged."""
+        fn = enclosing_function(nest).sym_name.data
+        callee, call = outline_nest(nest, op, fresh_function_name(op, f"{fn}__nest"))
+        choice = choose(callee, device)
+        inline_call(call, callee)
+        return choice.ranked[0][0].recipe if choice.ranked else None
 
     def split(
         self, ctx: Context, op: builtin.ModuleOp, nest: affine.ForOp, device: Device, out: TextIO
@@ -393,6 +442,39 @@ def _next_loop(op: Operation | None) -> affine.ForOp:
         assert op is not None, "the nest put back after a refused candidate"
         op = op.next_op
     return op
+
+
+RAISED = frozenset({*NON_AFFINE_LOOPS, "memref.load", "memref.store"})
+"""Ops that `raise-scf-to-affine` turns into affine ones where their bounds or indices are."""
+
+
+def affine_form(ctx: Context, op: builtin.ModuleOp, fn: func.FuncOp) -> None:
+    """`fn` as the cost model reads it: scf loops and memref accesses raised to affine ones
+    where they are affine (`raise-scf-to-affine`), and its loops named (`loop-name`). MLIR text
+    as written (`scf.for`, unnamed `affine.for`) got the default mapping: a single thread
+    for scf loops, gpu-map-loops' mapping where a matmul recipe was due."""
+    name = fn.sym_name.data
+    if any(inner.name in RAISED for inner in fn.walk()):
+        RaiseScfToAffinePass(func=name).apply(ctx, op)
+    LoopNamePass(func=name).apply(ctx, op)
+
+
+def _put_back(
+    original: affine.ForOp, block: Block, before: Operation | None, after: Operation | None
+) -> None:
+    """Replace what now lies between `before` and `after` in `block` by `original`."""
+    current = before.next_op if before is not None else block.first_op
+    made: list[Operation] = []
+    while current is not None and current is not after:
+        made.append(current)
+        current = current.next_op
+    for part in reversed(made):  # users before the values they use (hoisted constants)
+        part.detach()
+        part.erase()
+    if after is not None:
+        block.insert_op_before(original, after)
+    else:
+        block.add_op(original)
 
 
 WIDE = 65536

@@ -63,7 +63,8 @@ from loopopt.loops.gpu_barrier import dependence_requirements
 from loopopt.loops.gpu_grid import (
     GRID_BLOCKS,
     atomic_reducible,
-    grid_reducible,
+    grid_start,
+    hoist_grid,
     map_grid,
     reset_ops,
     scratch,
@@ -87,6 +88,7 @@ from loopopt.loops.gpu_region import (
     map_lanes,
     map_per_block,
     map_region,
+    registers_first,
     wrap,
 )
 from loopopt.loops.gpu_workgroup import attribute_workgroup_buffers
@@ -134,10 +136,11 @@ class GpuMapLoopsPass(LoopoptPass):
     its own threads along y. `auto` (unless `block=` is given) takes `block` where an inner loop
     reads memory more contiguously than the parallel loop would (row sums, A·x), else `lanes`
     where a thread per iteration would leave the GPU idle (column sums, Aᵀ·x), else `thread`.
-    A large reduction that starts a region is shared out over a grid: its blocks write partial
-    results that the region combines in order (deterministic), or, with `grid-atomic` (else as
-    `auto`), add them into an accumulator atomically (the order of the additions varies:
-    loops/gpu_grid)."""
+    A large reduction that starts a region (or follows reads it does not depend on but for
+    its initial values: loops/gpu_grid.grid_start) is shared out over a grid: its blocks write
+    partial results that the region combines in order (deterministic), or, with `grid-atomic`
+    (else as `auto`), add them into an accumulator atomically (the order of the additions
+    varies: loops/gpu_grid)."""
     block_group: int = 1
     """Grouped block order (rasterization): consecutive blocks cover up to this many block rows
     (y) of one block column (x) before moving along x, so that the blocks resident together
@@ -287,13 +290,18 @@ class _Host:
         self.launch_bounds(kernel, LANE_WIDTH * mapped)
 
     def region(self, item: Region) -> None:
-        found = grid_reducible(item.ops[0])
-        if found is not None and self.options.region_threads > 1:
-            loop: affine.ForOp = item.ops[0]  # type: ignore[assignment]
-            if self.options.reductions == "grid-atomic" and atomic_reducible(loop, found):
+        start = None
+        if self.options.region_threads > 1:
+            item.ops = registers_first(item.ops)
+            start = grid_start(item.ops)
+        if start is not None:
+            k, found = start
+            loop: affine.ForOp = item.ops[k]  # type: ignore[assignment]
+            atomic = self.options.reductions == "grid-atomic" and atomic_reducible(loop, found)
+            if atomic and k == 0:
                 item.ops[0:1] = self.atomic_grid_reduction(loop, found)
             else:
-                item.ops[0] = self.grid_reduction(loop, found)
+                item.ops[k] = self.grid_reduction(loop, found, item.ops[0])
         loop = wrap(item.ops)
         one = self.constant(1, loop)
         threads = self.constant(self.options.region_threads, loop)
@@ -302,11 +310,16 @@ class _Host:
         self.set_threads(launch, threads, mapped, one)
         self.launch_bounds(kernel, mapped)
 
-    def grid_reduction(self, loop: affine.ForOp, found: list[Reduction]) -> affine.ForOp:
-        """Launch a grid that reduces `loop` into partial results; the loop that combines
-        them takes `loop`'s place in the region (loops/gpu_grid)."""
+    def grid_reduction(
+        self, loop: affine.ForOp, found: list[Reduction], start: Operation
+    ) -> affine.ForOp:
+        """Launch a grid that reduces `loop` into partial results, ahead of the region's first
+        op `start`; the loop that combines them takes `loop`'s place in the region
+        (loops/gpu_grid)."""
         names = scratch(kernel_module(self.module), loop, found)
         grid, combine = split_off(loop, found, names)
+        if start is not loop:
+            hoist_grid(grid, start)
         threads = self.options.region_threads
         blocks = self.constant(GRID_BLOCKS, grid)
         width = self.constant(threads, grid)

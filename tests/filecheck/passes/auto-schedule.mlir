@@ -231,3 +231,84 @@ func.func @rows(%A: memref<512x300xf32>, %out: memref<512xf32>) {
   return
 }
 // END ROWS
+
+// MLIR as written: scf.for loops and memref accesses are raised to affine ones and unnamed
+// loops named i0, i1, … before the model reads the function (they got a single thread, and the
+// default mapping where the matmul recipe was due). No warning about scf loops.
+// RUN: sed -n '/^\/\/ SCF/,/^\/\/ END SCF/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90}' 2>&1 | filecheck %s --check-prefix=SCF
+// SCF-NOT:    warning
+// SCF:        gpu.func @addu_k0
+// SCF-SAME:     loopopt.mapping = {block_x = "i_t", thread_x = "i"}
+// SCF:        gpu.func @mmu_k0
+// SCF-SAME:     loopopt.mapping = {block_x = "i1_t", thread_x = "i1_t2", block_y = "i0_t", thread_y = "i0_t2"}
+// SCF-NOT:    scf.for
+// SCF
+func.func @addu(%A: memref<1000xf32>, %B: memref<1000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1000 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %a = memref.load %A[%i] : memref<1000xf32>
+    %s = arith.addf %a, %a : f32
+    memref.store %s, %B[%i] : memref<1000xf32>
+  }
+  return
+}
+func.func @mmu(%A: memref<256x128xf32>, %B: memref<128x256xf32>, %C: memref<256x256xf32>) {
+  affine.for %i = 0 to 256 {
+    affine.for %j = 0 to 256 {
+      affine.for %k = 0 to 128 {
+        %a = affine.load %A[%i, %k] : memref<256x128xf32>
+        %b = affine.load %B[%k, %j] : memref<128x256xf32>
+        %c = affine.load %C[%i, %j] : memref<256x256xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %C[%i, %j] : memref<256x256xf32>
+      }
+    }
+  }
+  return
+}
+// END SCF
+
+// A matmul accumulated in a scalar (iter_args, as the Python front-end writes `s += …`): its
+// accumulator goes to C (reduction-to-memory), then a fill and the matmul recipe. A row sum
+// (ROWS above, in registers: no recipe either way) keeps its iter_args.
+// RUN: sed -n '/^\/\/ SCALAR/,/^\/\/ END SCALAR/p' %s | loopopt-opt - -p 'auto-schedule{device=sm_90}' 2>&1 | filecheck %s --check-prefix=SCALAR
+// SCALAR:       gpu.func @mms_k0
+// SCALAR-SAME:    loopopt.mapping = {block_x = "j_t", thread_x = "j", block_y = "i_t", thread_y = "i"}
+// SCALAR:       gpu.func @mms_k1
+// SCALAR-SAME:    loopopt.mapping = {block_x = "j_t", thread_x = "j_t2", block_y = "i_t", thread_y = "i_t2"}
+// SCALAR:       gpu.func @sums_k0
+// SCALAR-SAME:    loopopt.mapping = {region = "one block", threads_x = "j", block_x = "i"}
+// SCALAR:         iter_args
+// SCALAR
+func.func @mms(%A: memref<256x128xf32>, %B: memref<128x256xf32>, %C: memref<256x256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 256 {
+    affine.for %j = 0 to 256 {
+      %s = affine.for %k = 0 to 128 iter_args(%acc = %zero) -> (f32) {
+        %a = affine.load %A[%i, %k] : memref<256x128xf32>
+        %b = affine.load %B[%k, %j] : memref<128x256xf32>
+        %p = arith.mulf %a, %b : f32
+        %n = arith.addf %acc, %p : f32
+        affine.yield %n : f32
+      } {loopopt.name = "k"}
+      affine.store %s, %C[%i, %j] : memref<256x256xf32>
+    } {loopopt.name = "j"}
+  } {loopopt.name = "i"}
+  return
+}
+func.func @sums(%A: memref<512x300xf32>, %out: memref<512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 512 {
+    %s = affine.for %j = 0 to 300 iter_args(%acc = %zero) -> (f32) {
+      %a = affine.load %A[%i, %j] : memref<512x300xf32>
+      %n = arith.addf %acc, %a : f32
+      affine.yield %n : f32
+    } {loopopt.name = "j"}
+    affine.store %s, %out[%i] : memref<512xf32>
+  } {loopopt.name = "i"}
+  return
+}
+// END SCALAR
