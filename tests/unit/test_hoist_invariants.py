@@ -234,3 +234,21 @@ def test_hoisted_functions_on_the_emulated_gpu(name: str, rng: np.random.Generat
     for g, e in zip(args, expected, strict=True):
         if isinstance(e, np.ndarray):
             np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+def test_a_read_of_an_array_written_through_a_view_stays() -> None:
+    """A is written through %V, a cast of it made outside the nest: alpha * A[i, k] may see
+    the nest's writes, so it is no Invariant."""
+    text = GEMM.replace(
+        "  affine.for %i = 0 to 5 {\n",
+        '  %V = "memref.cast"(%A) : (memref<5x7xf32>) -> memref<5x7xf32>\n'
+        "  affine.for %i = 0 to 5 {\n",
+        1,
+    ).replace(
+        "affine.store %s, %C[%i, %j] : memref<5x6xf32>",
+        "affine.store %s, %C[%i, %j] : memref<5x6xf32>\n"
+        "        affine.store %s, %V[%i, %j] : memref<5x7xf32>",
+    )
+    assert "memref.cast" in text and "%V[%i, %j]" in text
+    assert invariants(_nest(text)) == []  # type: ignore[arg-type]
+    assert invariants(_nest(GEMM))  # type: ignore[arg-type]

@@ -173,7 +173,8 @@ def _inside(loop: affine.ForOp, value: SSAValue) -> bool:
     return op is not None and op is not loop and loop.is_ancestor(op)
 
 
-def _base(value: SSAValue) -> SSAValue:
+def view_base(value: SSAValue) -> SSAValue:
+    """The memref that `value` is a view of (through subview, cast …), or itself."""
     while isinstance(value.owner, Operation) and value.owner.name in _VIEWS:
         value = value.owner.operands[0]
     return value
@@ -186,7 +187,7 @@ def _require_no_alias(
     written. Distinct function arguments and allocations are assumed not to alias."""
     written = any(isinstance(a, affine.StoreOp) for a in accesses)
     for other in arrays_under(loop):
-        if other is memref or _base(other) is not _base(memref):
+        if other is memref or view_base(other) is not view_base(memref):
             continue
         uses = [use.operation for use in other.uses if loop.is_ancestor(use.operation)]
         if written or any(not isinstance(op, affine.LoadOp) for op in uses):

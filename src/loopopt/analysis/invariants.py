@@ -12,7 +12,7 @@
 An `Invariant` is a side-effect-free arithmetic op (of a float or integer type of a byte or
 more) whose operands are, transitively, constants, values from outside the nest, other such
 ops, and `affine.load`s of arrays the nest does not write (no op of the nest but an
-affine.load uses them), indexed by the IVs of enclosing loops;
+affine.load uses them or a view of the same memref), indexed by the IVs of enclosing loops;
 its `loops` are the enclosing loops whose IVs those indices use, a proper subset of the loops
 around it. Its value at an iteration is then a function
 of those loops' IVs alone, and reading it from an array computed before the nest is exact (the
@@ -47,6 +47,7 @@ from xdsl.ir.affine import (
 from xdsl.traits import is_side_effect_free
 
 from loopopt.analysis.box import band_box
+from loopopt.analysis.footprint import view_base
 from loopopt.analysis.nest import defined_inside, enclosing_loops, step_of
 
 UNSAFE = (
@@ -188,7 +189,7 @@ class _Finder:
         return loops
 
     def _load(self, op: affine.LoadOp) -> frozenset[affine.ForOp] | None:
-        if op.memref in self.written or defined_inside(op.memref, self.nest):
+        if view_base(op.memref) in self.written or defined_inside(op.memref, self.nest):
             return None
         loops: set[affine.ForOp] = set()
         for index in op.indices:
@@ -226,9 +227,10 @@ def _arithmetic(op: Operation) -> bool:
 
 
 def _written(nest: affine.ForOp) -> set[SSAValue]:
-    """Memrefs that an op of `nest` other than an affine.load uses (writes, or may)."""
+    """The memrefs (through views: their base) that an op of `nest` other than an affine.load
+    uses (writes, or may)."""
     return {
-        value
+        view_base(value)
         for op in nest.walk()
         if not isinstance(op, affine.LoadOp)
         for value in op.operands
