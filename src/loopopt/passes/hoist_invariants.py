@@ -21,7 +21,7 @@ the nest then reads (loops/hoist.py). Exact: the same ops on the same values. Po
 2mm and syrk multiply `alpha * A[i, k]` inside the j loop: hoisted, their k loop is a plain
 multiply-add (one instruction per iteration instead of two: the GPU kernels are issue-bound).
 
-auto-schedule does this on the GPU where it saves at least MIN_SAVED arithmetic ops (more
+auto-schedule does this on the GPU where it saves at least `min_saved` arithmetic ops (more
 than the launch of the new nest costs) and each value is computed AUTO_MIN_REUSE times. A
 nest with nothing to hoist is left as it is.
 """
@@ -39,10 +39,15 @@ from loopopt.analysis.nest import describe_loop, enclosing_loops, functions, out
 from loopopt.diagnostics import LoopoptError
 from loopopt.loops.hoist import hoist
 from loopopt.passes import LoopoptPass
+from loopopt.schedule.types import Device
 
-MIN_SAVED = 1 << 27
-"""Arithmetic ops a hoist must save for auto-schedule to make it: about what an H200 runs
-(132 SMs x 128 lanes x 1.98 GHz) in the 3-4 us that launching the new nest costs."""
+
+def min_saved(device: Device) -> int:
+    """Arithmetic ops a hoist must save for auto-schedule to make it: what `device` runs in the
+    time a launch of the new nest costs (an H200: 132 SMs x 128 lanes x 1.98 GHz x 3 us, 1e8)."""
+    return int(device.sms * device.fp32_lanes_per_sm * device.clock_ghz * 1e3 * device.launch_us)
+
+
 AUTO_MIN_REUSE = 64
 """Computations per value for auto-schedule to hoist: each hoisted value costs a write and a
 read of 4-8 bytes (about 2-4 ps of an H200's 4.8 TB/s) where it saves `reuse` x its ops
