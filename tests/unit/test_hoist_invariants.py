@@ -201,7 +201,7 @@ def test_auto_schedule_hoists_where_it_saves_more_than_a_launch(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """On the GPU, auto-schedule hoists gemm's alpha * A[i, k] at 640³ (262 M multiplies
-    saved, more than min_saved(H100)): a kernel of its own, and the contraction's kernel multiplies
+    saved, more than launch_ops(H100)): a kernel of its own, and the contraction's kernel multiplies
     once per add; at 64³ it does not."""
     for n, hoisted in ((640, True), (64, False)):
         module = Kernel(pb.gemm).module(1.5, 1.2, *[np.zeros((n, n), np.float32)] * 3)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from gpu_emulator import emulate
+from unseen_programs import global_min_max, row_max
 from xdsl.dialects import affine, gpu
 from xdsl.passes import PassPipeline
 
@@ -20,24 +21,6 @@ from loopopt.dialects.loopopt import MAPPING
 from loopopt.frontend.kernel import Kernel
 from loopopt.runtime.cpu import run_function
 from loopopt.universe import all_passes
-
-
-def extremes(x, out):
-    lo = x[0]
-    hi = x[0]
-    for i in range(x.shape[0]):
-        lo = min(lo, x[i])
-        hi = max(hi, x[i])
-    out[0] = lo
-    out[1] = hi
-
-
-def row_max(A, out):
-    for i in range(A.shape[0]):
-        m = A[i, 0]
-        for j in range(1, A.shape[1]):
-            m = max(m, A[i, j])
-        out[i] = m
 
 
 def largest(x, out):
@@ -101,7 +84,7 @@ def test_min_max_of_a_vector_is_a_block_reduction(
     """It ran on one thread: the block's threads now share it out (256 of them over 300
     elements), exactly as Python computes it: NaNs inside are skipped, a NaN first is kept."""
     x = _with_nans(rng, 300, nans, dtype)
-    mappings = _mapped(extremes, [x, np.zeros(2, dtype)], "gpu-map-loops")
+    mappings = _mapped(global_min_max, [x, np.zeros(2, dtype)], "gpu-map-loops")
     assert mappings == ['{region = "one block", threads_x = "i"}']
 
 
@@ -112,7 +95,7 @@ def test_a_large_max_is_a_grid_reduction(rng: np.random.Generator) -> None:
     mappings = _mapped(largest, [x, np.zeros(1, np.float32)], "auto-schedule{device=sm_90}")
     assert mappings[0] == '{grid_reduction = "i", blocks = "partials"}'
     x[0] = np.nan  # the initial value: kept
-    mappings = _mapped(extremes, [x, np.zeros(2, np.float32)], "auto-schedule{device=sm_90}")
+    mappings = _mapped(global_min_max, [x, np.zeros(2, np.float32)], "auto-schedule{device=sm_90}")
     assert mappings[0] == '{grid_reduction = "i", blocks = "partials"}'
 
 

@@ -75,7 +75,7 @@ from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function
 from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
-from loopopt.passes.hoist_invariants import AUTO_MIN_REUSE, hoist_function, min_saved
+from loopopt.passes.hoist_invariants import AUTO_MIN_REUSE, hoist_function, launch_ops
 from loopopt.passes.loop_name import LoopNamePass
 from loopopt.passes.loop_reschedule import reschedule_deep
 from loopopt.passes.raise_scf_to_affine import RaiseScfToAffinePass
@@ -217,7 +217,7 @@ class AutoSchedulePass(LoopoptPass):
         if self.gpu:
             expand_function(fn)
             snapshot_function(fn)
-            for line in hoist_function(fn, AUTO_MIN_REUSE, min_saved(device)):
+            for line in hoist_function(fn, AUTO_MIN_REUSE, launch_ops(device)):
                 if self.explain:
                     print(f"auto-schedule @{fn.sym_name.data}: hoisted {line}", file=out)
             for nest in [o for o in fn.body.block.ops if isinstance(o, affine.ForOp)]:

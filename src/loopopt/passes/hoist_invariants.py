@@ -21,9 +21,9 @@ the nest then reads (loops/hoist.py). Exact: the same ops on the same values. Po
 2mm and syrk multiply `alpha * A[i, k]` inside the j loop: hoisted, their k loop is a plain
 multiply-add (one instruction per iteration instead of two: the GPU kernels are issue-bound).
 
-auto-schedule does this on the GPU where it saves at least `min_saved` arithmetic ops (more
-than the launch of the new nest costs) and each value is computed AUTO_MIN_REUSE times. A
-nest with nothing to hoist is left as it is.
+auto-schedule does this on the GPU where it saves at least `launch_ops(device)` arithmetic
+ops (more than the launch of the new nest costs) and each value is computed AUTO_MIN_REUSE
+times. A nest with nothing to hoist is left as it is.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from loopopt.passes import LoopoptPass
 from loopopt.schedule.types import Device
 
 
-def min_saved(device: Device) -> int:
+def launch_ops(device: Device) -> int:
     """Arithmetic ops a hoist must save for auto-schedule to make it: what `device` runs in the
     time a launch of the new nest costs (an H200: 132 SMs x 128 lanes x 1.98 GHz x 3 us, 1e8)."""
     return int(device.sms * device.fp32_lanes_per_sm * device.clock_ghz * 1e3 * device.launch_us)
