@@ -2,6 +2,7 @@
 over-computed tiles (loops/padded_access.py describes the forms).
 
     padded_load(if_op)       # the affine.load of a padded load, else None
+    guarded_load(if_op)      # the same, on any condition (not only in-bounds ones)
     padded_store(if_op)      # the affine.store of a padded store, else None
     fill_load(if_op)         # the load of any 'element where the condition holds, else 0' form
 
@@ -53,11 +54,19 @@ def fill_load(op: Operation) -> affine.LoadOp | None:
     return load if tuple(fallback.operands) == (zero.result,) else None
 
 
-def padded_load(op: Operation) -> affine.LoadOp | None:
-    """The load of a padded load (see the module docstring), else None."""
+def guarded_load(op: Operation) -> affine.LoadOp | None:
+    """The load of a `pad-tiles` load, whatever its condition: the element where it holds, 0
+    elsewhere. Besides in-bounds conditions, the condition may hold the original bounds of the
+    iteration (a triangle's `j <= i`), so where it fails the element may exist: right for
+    `scalar-replace`, which keeps the guard, not for a zero-filled box (`padded_load`)."""
     if PADDED not in op.attributes:
         return None
-    load = fill_load(op)
+    return fill_load(op)
+
+
+def padded_load(op: Operation) -> affine.LoadOp | None:
+    """The load of a padded load (see the module docstring), else None."""
+    load = guarded_load(op)
     if load is None:
         return None
     assert isinstance(op, affine.IfOp)

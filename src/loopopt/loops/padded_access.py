@@ -14,8 +14,9 @@ array there is guarded so that it touches only elements that exist:
 A padded load's conditions are in-bounds conditions of its element (`in_bounds`; those that
 always hold may be left out), so where it yields 0.0 the element is outside the array: a
 buffer holding the array's box with zeros outside the array (`promote` of such loads) can
-replace it. `promote` and `scalar-replace` recognize these forms with `padded_load` and
-`padded_store`.
+replace it. `promote` recognizes these forms with `padded_load` and `padded_store`;
+`scalar-replace`, which keeps the guard, with `guarded_load` (any condition: a triangle's
+`j <= i` too) and `padded_store`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from loopopt.analysis.padded import (
     bounds_only,
     fill_load,
     guard_map,
+    guarded_load,
     in_bounds,
     padded_load,
     padded_store,
@@ -44,6 +46,7 @@ __all__ = [
     "bounds_only",
     "fill_load",
     "guard_map",
+    "guarded_load",
     "in_bounds",
     "padded_load",
     "padded_store",

@@ -1,9 +1,11 @@
 """Scalar replacement of padded accesses: the guarded loads and stores of over-computed tiles.
 
 In a tile that `pad-tiles` rounded up, each access of C[%i, %j] sits under the same guard
-`c` = "the element exists" (see `loopopt.loops.padded_access`). Across a loop L in which `c`
-is invariant, the element is loaded once under `c` before L, carried as an iter_arg, and
-stored once under `c` after L:
+`c` = "the element exists" (see `loopopt.loops.padded_access`), or "and the iteration is one of
+the original ones" (a triangle's `j <= i`: then the element may exist where `c` fails, and the
+argument below holds all the same, since both versions touch it only where `c` holds). Across
+a loop L in which `c` is invariant, the element is loaded once under `c` before L, carried as
+an iter_arg, and stored once under `c` after L:
 
 Before:
     affine.for %k = 0 to 8 {
@@ -38,12 +40,13 @@ from xdsl.ir.affine import AffineExpr
 from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
 
 from loopopt.loops.affine_maps import constant_difference
-from loopopt.loops.padded_access import padded_load, padded_store, same_condition
+from loopopt.loops.padded_access import guarded_load, padded_store, same_condition
 
 
 def padded_access(op: Operation) -> affine.LoadOp | affine.StoreOp | None:
-    """The load or store that `op` guards when it is a padded load or store, else None."""
-    load = padded_load(op)
+    """The load or store that `op` guards when it is a padded load (on any condition: see
+    `guarded_load`) or store, else None."""
+    load = guarded_load(op)
     return load if load is not None else padded_store(op)
 
 
