@@ -21,7 +21,7 @@ from xdsl.passes import PassPipeline
 from loopopt.context import make_context, parse_module, verify_ir
 from loopopt.frontend.kernel import Kernel
 from loopopt.loops.func_outline import fresh_function_name, outline_nest
-from loopopt.loops.nest import functions, perfect_band
+from loopopt.loops.nest import functions, loop_name, perfect_band
 from loopopt.runtime.cpu import run_function
 from loopopt.schedule import recipes
 from loopopt.schedule.nests import expose_nests
@@ -136,13 +136,15 @@ def test_the_contraction_gets_the_matmul_recipe_on_the_gpu(
 ) -> None:
     """One kernel with a register tile (its threads on the tile loops `*_t2`) and shared tiles,
     where the default mapping ran one block with a sequential loop; trmm's contraction (k from
-    i + 1: a lower bound that varies, space.LOWER_VARYING) a 2-D grid of its own instead."""
+    i + 1: a lower bound that varies, space.LOWER_VARYING) a 2-D grid of its own instead;
+    symm's `temp2` product, split off its update of C and kept in memory (`temp2_mem_x[i, j]`),
+    a second such kernel."""
     args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in INPUTS[name](rng)]
     module = _scheduled(name, args, "auto-schedule{device=sm_90}")
     mappings = [
         str(op.attributes.get("loopopt.mapping")) for op in module.walk() if op.name == "gpu.func"
     ]
-    tiles = 0 if name == "trmm" else 1
+    tiles = {"trmm": 0, "symm": 2}.get(name, 1)
     assert sum('_t2"' in m for m in mappings) == tiles, mappings
     assert not any("one block" in m for m in mappings), mappings
     if not tiles:
@@ -252,12 +254,18 @@ func.func @upper(%D: memref<{N}x{M}xf32>, %C: memref<{M}x{M}xf32>) {{
 
 def test_emulated_padded_upper_triangle() -> None:
     """j's tile loops run from their tile's start on their step's grid (the points keep
-    j >= i as a guard): C's elements below the diagonal stay as they were."""
+    j >= i as a guard): C's elements below the diagonal stay as they were. C's accumulators
+    stay in registers across k_t although their guard holds j >= i (scalar-replace)."""
     summary = summarize_module(parse_module(UPPER, "upper"))
     schedule = recipes.matmul(summary, 32, 32, 8, 4, 4, pipelined=False, padded=True)
-    module = parse_module(
-        transform(UPPER, schedule.pipeline.replace(",scalar-replace{loop=k_t}", ""))
+    assert schedule.pipeline.endswith("scalar-replace{loop=k_t}")
+    module = parse_module(transform(UPPER, schedule.pipeline))
+    kernel = next(op for op in module.walk() if op.name == "gpu.func")
+    k_t = next(
+        op for op in kernel.walk() if isinstance(op, affine.ForOp) and loop_name(op) == "k_t"
     )
+    stores = [op for op in k_t.walk() if isinstance(op, affine.StoreOp)]
+    assert not any(str(op.memref.type).startswith("memref<45x45") for op in stores)
     rng = np.random.default_rng(8)
     d, c = (rng.standard_normal(s).astype(np.float32) for s in ((N, M), (M, M)))
     full = c.astype(np.float64) + d.T.astype(np.float64) @ d.astype(np.float64)
@@ -265,3 +273,44 @@ def test_emulated_padded_upper_triangle() -> None:
     emulate(module, reverse=True)
     run_function(module, "upper", [d, c])
     assert np.abs(c - want).max() < 1e-4
+
+
+def triangular_temp(alpha, beta, C, A, B):  # type: ignore[no-untyped-def]
+    """symm's `temp2` nest on its own: the scalar accumulator's result is combined with C[i, j],
+    so it has no element of C to live in."""
+    m, n = C.shape
+    for i in range(m):
+        for j in range(n):
+            t = 0.0
+            for k in range(i):
+                t += B[k, j] * A[i, k]
+            C[i, j] = beta * C[i, j] + alpha * t
+
+
+def test_scratch_accumulator_expanded_into_a_contraction() -> None:
+    """auto-schedule keeps `t` in a scratch buffer expanded over (i, j) (`t_mem_x`): a fill, a
+    triangular contraction that gets the register-tiled matmul recipe, and the epilogue; the
+    emulated kernels compute what the loops do."""
+    rng = np.random.default_rng(9)
+    args = [
+        1.5,
+        1.2,
+        *(rng.standard_normal(s).astype(np.float32) for s in ((M, N), (M, M), (M, N))),
+    ]
+    module = Kernel(triangular_temp).module(*args)
+    PassPipeline.parse_spec(all_passes(), "auto-schedule{device=sm_90}").apply(
+        make_context(), module
+    )
+    verify_ir(module, "scheduled")
+    buffers = [op.memref.name_hint for op in module.walk() if op.name == "memref.alloc"]
+    assert buffers == ["t_mem_x"], buffers
+    assert not any(op.name == "memref.alloca" for op in module.walk())
+    mappings = [
+        str(op.attributes.get("loopopt.mapping")) for op in module.walk() if op.name == "gpu.func"
+    ]
+    assert sum('_t2"' in m for m in mappings) == 1, mappings
+    expected = [a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args]
+    triangular_temp(*expected)
+    emulate(module, reverse=True)
+    run_function(module, "triangular_temp", args)
+    np.testing.assert_allclose(args[2], expected[2], rtol=1e-4, atol=1e-4)

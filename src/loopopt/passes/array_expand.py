@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, builtin
+from xdsl.dialects import affine, builtin, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
@@ -216,3 +216,38 @@ def _named_array(root: affine.ForOp, name: str) -> SSAValue | None:
         if access.memref is not None and memref_name(access.memref) == name:
             return access.memref
     return None
+
+
+def expand_scratch(nest: affine.ForOp, scratch: Sequence[memref.AllocaOp]) -> bool:
+    """Give each rank-0 scratch buffer that `reduction-to-memory{scratch}` made inside the
+    top-level `nest` (symm's `temp2`) one element per iteration of the loops around it: the
+    alloca moves before the nest (each iteration stores the buffer before it reads it, so only
+    false dependences come of that), and `automatic` expands it over the band that carries them
+    (`temp2_mem_x[i, j]`). The copy-out of the last value is dropped with the alloca, which
+    nothing reads after the nest. False (and every buffer moved out, nothing expanded) when
+    some buffer is not expanded: the nest is then as good as it was only with the buffers put
+    back, which the caller does by restoring its copy."""
+    block = nest.parent_block()
+    assert block is not None
+    for alloca in scratch:
+        alloca.detach()
+        block.insert_op_before(alloca, nest)
+    buffers = {alloca.memref for alloca in scratch}
+    plans = [(a, band, plan) for a, band, plan in automatic(nest, MAX_BYTES) if a in buffers]
+    if {a for a, _, _ in plans} != buffers:
+        return False
+    for array, band, plan in plans:
+        expand(array, band, plan)
+    for alloca in scratch:
+        uses = [use.operation for use in alloca.memref.uses]
+        for store in uses:  # the copy-out: buffer_x[last] -> the rank-0 buffer
+            assert isinstance(store, affine.StoreOp), store.name
+            source = store.value.owner
+            store.detach()
+            store.erase()
+            if isinstance(source, affine.LoadOp) and not source.result.uses:
+                source.detach()
+                source.erase()
+        alloca.detach()
+        alloca.erase()
+    return True

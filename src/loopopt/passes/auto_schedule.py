@@ -52,7 +52,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TextIO
 
 from xdsl.context import Context
-from xdsl.dialects import affine, builtin, func, gpu
+from xdsl.dialects import affine, builtin, func, gpu, memref
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -69,10 +69,16 @@ from loopopt.loops.func_outline import (
     outline_nest,
 )
 from loopopt.loops.gpu_host import split_nests
-from loopopt.loops.nest import NON_AFFINE_LOOPS, functions, loop_name, perfect_band
+from loopopt.loops.nest import (
+    NON_AFFINE_LOOPS,
+    enclosing_loops,
+    functions,
+    loop_name,
+    perfect_band,
+)
 from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
 from loopopt.passes import LoopoptPass
-from loopopt.passes.array_expand import expand_function
+from loopopt.passes.array_expand import expand_function, expand_scratch
 from loopopt.passes.array_snapshot import snapshot_function
 from loopopt.passes.gpu_map_loops import GpuMapLoopsPass
 from loopopt.passes.hoist_invariants import AUTO_MIN_REUSE, hoist_function, launch_ops
@@ -255,7 +261,9 @@ class AutoSchedulePass(LoopoptPass):
     ) -> affine.ForOp | None:
         """Split `nest`'s band (`split`) and schedule the parts, when each part that holds a
         loop from inside the band gets a schedule (None); otherwise the nest as it was (`nest`
-        or, where a split changed it, a copy of it in its place)."""
+        or, where a split changed it, a copy of it in its place). On the GPU, a part without
+        candidates is tried with its scalar accumulators in memory (`demoted`: symm's
+        `temp2`, split off the update of C beside it)."""
         original = nest.clone()
         block = nest.parent_block()
         assert block is not None
@@ -263,8 +271,15 @@ class AutoSchedulePass(LoopoptPass):
         parts, changed = self.split(ctx, op, nest, device, out)
         if parts is not None:
             for part in parts:
-                if candidate(part):
-                    self.place(ctx, op, part, device, out)
+                if not candidate(part):
+                    continue
+                parent, previous = part.parent_block(), part.prev_op
+                if self.place(ctx, op, part, device, out) or not self.gpu:
+                    continue
+                if part.parent_block() is None:  # a refused candidate put a copy in its place
+                    assert parent is not None
+                    part = _next_loop(previous.next_op if previous else parent.first_op)
+                self.demoted(ctx, op, part, device, out)
             original.erase()  # a detached copy keeps uses of the function's values
             return None
         if not changed:
@@ -289,12 +304,20 @@ class AutoSchedulePass(LoopoptPass):
         assert block is not None
         before, after = nest.prev_op, nest.next_op
         original = nest.clone()
+        top_level = not enclosing_loops(nest)
+        known = {a for a in nest.walk() if isinstance(a, memref.AllocaOp)}
         for loop in reversed(inner):  # inner loops first
             plan = ReductionToMemoryPass().plan(loop)
+            if isinstance(plan, str) and top_level:  # no element to live in: a scratch one
+                plan = ReductionToMemoryPass(scratch=True).plan(loop)
             if isinstance(plan, str):
                 _put_back(original, block, before, after)
                 return False
             demote(loop, plan)
+        scratch = [a for a in nest.walk() if isinstance(a, memref.AllocaOp) and a not in known]
+        if scratch and not expand_scratch(nest, scratch):
+            _put_back(original, block, before, after)
+            return False
         if self.recipe(op, nest, device) not in (None, "map"):
             self.place(ctx, op, nest, device, out)
             original.erase()
@@ -325,8 +348,8 @@ class AutoSchedulePass(LoopoptPass):
         """The parts `expose_nests` splits `nest` into, when some part holds a loop from inside
         its band and each such part has candidates, or is split the same way in turn (doitgen's
         `sum[p] = 0` beside its s loop: a fill and a batched contraction), or is a parallel
-        nest left to gpu-map-loops (covariance's triangular product, whose padded tiles do not
-        pay: space.LOWER_VARYING); else None. And whether the IR changed."""
+        nest left to gpu-map-loops (trmm's product, whose padded tiles do not pay:
+        space.LOWER_VARYING); else None. And whether the IR changed."""
         depth = len(perfect_band(nest))
         parts, changed = expose_nests(nest, self.name)
         if parts is None or not any(len(perfect_band(p)) > depth for p in parts):
