@@ -46,6 +46,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "promote": ("promote", "PromotePass"),
     "pipeline-copies": ("pipeline_copies", "PipelineCopiesPass"),
     "scalar-replace": ("scalar_replace", "ScalarReplacePass"),
+    "version-guards": ("version_guards", "VersionGuardsPass"),
     "loopopt-lower-to-llvm": ("loopopt_lower_to_llvm", "LoopoptLowerToLLVMPass"),
     "gpu-map-loops": ("gpu_map_loops", "GpuMapLoopsPass"),
     "gpu-constant-memory": ("gpu_constant_memory", "GpuConstantMemoryPass"),

@@ -114,6 +114,7 @@ PERFECT = {
     "array-expand": DEPTH,
     "array-snapshot": DEPTH,
     "hoist-invariants": DEPTH,
+    "version-guards{loop=i0}": DEPTH,
     "scalar-replace,reduction-to-memory{scratch}": DEPTH,
     "loopopt-lower-to-llvm": 0,
     "gpu-map-loops,loopopt-lower-gpu-to-nvvm": None,

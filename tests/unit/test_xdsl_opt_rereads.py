@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from equivalence import transform
 from kernels import LU
+from test_version_guards import triangle
 
 from loopopt.universe import PASSES
 
@@ -156,6 +157,12 @@ CASES: dict[str, tuple[str, str]] = {
     "promote": (MATMUL, SHARED),
     "pipeline-copies": (MATMUL_128, RING),
     "scalar-replace": (MATMUL, f"{PAD},promote{{arrays=A,B loop=k_t}},scalar-replace{{loop=k_t}}"),
+    "version-guards": (
+        triangle(9, 3, below=True),
+        "loop-tile{loops=i,j,k tile-sizes=2,1,4},pad-tiles{loops=i_t,k_t,i,k},"
+        "loop-unroll{unroll-full loop=k},loop-unroll{unroll-full loop=j},"
+        "loop-unroll{unroll-full loop=i},scalar-replace{loop=k_t},version-guards{loop=k_t}",
+    ),
     "loopopt-lower-to-llvm": (MATMUL, "loop-tile{tile-sizes=32,32,8},loopopt-lower-to-llvm"),
     "gpu-map-loops": (MATMUL, f"{SHARED},gpu-map-loops"),
     "gpu-constant-memory": (

@@ -333,6 +333,7 @@ def _zero_past(use: Use, extension: Extension) -> None:
     below = arith.CmpiOp(iv(loop), apply.result, "sge" if lower else "slt")
     zero = zero_of(value.type)
     select = arith.SelectOp(below.result, value, zero.result)
+    select.attributes[PADDED] = UnitAttr()  # version-guards finds it
     block = user.parent_block()
     assert block is not None
     block.insert_ops_before([apply, below, zero, select], user)

@@ -348,8 +348,7 @@ class AutoSchedulePass(LoopoptPass):
         """The parts `expose_nests` splits `nest` into, when some part holds a loop from inside
         its band and each such part has candidates, or is split the same way in turn (doitgen's
         `sum[p] = 0` beside its s loop: a fill and a batched contraction), or is a parallel
-        nest left to gpu-map-loops (trmm's product, whose padded tiles do not pay:
-        space.LOWER_VARYING); else None. And whether the IR changed."""
+        nest left to gpu-map-loops; else None. And whether the IR changed."""
         depth = len(perfect_band(nest))
         parts, changed = expose_nests(nest, self.name)
         if parts is None or not any(len(perfect_band(p)) > depth for p in parts):

@@ -44,6 +44,7 @@ from loopopt.passes.pad_tiles import PadTilesPass
 from loopopt.passes.pipeline_copies import PipelineCopiesPass
 from loopopt.passes.promote import PromotePass, buffer_prefix
 from loopopt.passes.scalar_replace import ScalarReplacePass
+from loopopt.passes.version_guards import VersionGuardsPass
 from loopopt.schedule.roles import conv_roles, map_roles, matmul_roles, stencil_roles
 from loopopt.schedule.types import NestSummary, Schedule, split_key
 
@@ -223,6 +224,7 @@ def matmul(
         *copy_ahead,
         *compute,
         ScalarReplacePass(loop=kt),
+        *([VersionGuardsPass(loop=kt)] if padded and varying else []),  # a triangle's selects
     ]
     params = [("bm", bm), ("bn", bn), ("bk", bk), ("tm", tm), ("tn", tn)]
     params += [("pipelined", int(pipelined))]

@@ -69,15 +69,19 @@ def classify(summary: NestSummary) -> str:
 
 def candidates(summary: NestSummary, device: Device) -> list[Schedule]:
     """The schedules of the nest's class that fit `device` (see the module docstring); none
-    when no loop is parallel or nothing fits (`why_none` says which). A contraction whose
-    reduction loop has a lower bound that varies gets no padded matmul tiles (LOWER_VARYING). A nest
-    with a loop that never runs (0 iterations: a 0-size array) has nothing to schedule."""
+    when no loop is parallel or nothing fits (`why_none` says which). A nest with a loop that
+    never runs (0 iterations: a 0-size array) has nothing to schedule. A contraction whose
+    bounds vary (a triangle) gets padded matmul tiles only: on the H200 (2026-11-26,
+    PolyBench LARGE) they ran faster than the default mapping with a varying upper bound
+    (syrk 0.10 ms, 1.04x torch), a parallel loop's varying lower bound (covariance 0.149
+    against 0.309 ms) and, their diagonal's guards versioned away (`version-guards`), a
+    reduction loop's (trmm 0.200 against 0.247 ms)."""
     if any(loop.trip <= 0 for loop in summary.loops):
         return []
     kind = classify(summary)
     boxed = any(loop.varies for loop in summary.loops)  # only padded tiles
     found = [] if boxed and kind == "matmul" else _fitting(SPACES[kind](summary), summary, device)
-    if not found and kind == "matmul" and not _reduction_lower_varies(summary):
+    if not found and kind == "matmul":
         found = _fitting(_padded_matmul(summary), summary, device)
     if not found and kind != "map":
         found = _fitting(_map(summary), summary, device)
@@ -104,10 +108,7 @@ def why_none(summary: NestSummary, device: Device) -> str:
         return "a loop runs 0 times"
     if map_roles(summary) is None:
         return "no loop is parallel"
-    maps = list(_map(summary))
-    if classify(summary) == "matmul" and _reduction_lower_varies(summary) and not maps:
-        return LOWER_VARYING
-    for s in maps:
+    for s in _map(summary):
         reason = misfit(summary, s, device)
         if reason is not None:
             return reason
@@ -163,24 +164,6 @@ def _matmul(summary: NestSummary) -> Iterable[Schedule]:
                     summary, bm, bn, bk, 16, 8, False, copy_vector=4, stages=ASYNC_STAGES,
                     fragment=FRAGMENT, swizzle=swizzle,
                 )  # fmt: skip
-
-
-LOWER_VARYING = (
-    "the padded matmul recipe on a reduction loop whose lower bound varies (its tile loop runs "
-    "the bounding box, from 0: twice the work of a triangle) ran slower than the default "
-    "mapping on the H200 (2026-11-26, PolyBench LARGE trmm: 0.277 against 0.247 ms)"
-)
-"""Why a contraction whose reduction loop has a varying lower bound gets no matmul candidates.
-Where a parallel loop's lower bound varies, the padded tiles pay (H200, 2026-11-26: covariance
-0.149 against 0.309 ms, correlation 0.160 against 0.320 ms), as where an upper bound varies
-(syrk 0.101 ms, 1.04x torch)."""
-
-
-def _reduction_lower_varies(summary: NestSummary) -> bool:
-    """Whether the contraction's reduction loop has a lower bound that varies (trmm's
-    `k = i + 1 to m`)."""
-    roles = matmul_roles(summary)
-    return roles is not None and summary.loop(roles.k).lower_varies
 
 
 WARP_TILE_CANDIDATES = False
