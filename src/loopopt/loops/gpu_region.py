@@ -45,6 +45,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 
 from loopopt.analysis.access import Access, Dim
+from loopopt.analysis.box import band_box
 from loopopt.analysis.dependence import Dependence, carried_by, dependences
 from loopopt.analysis.divergence import check_barriers
 from loopopt.analysis.footprint import arrays_under
@@ -541,29 +542,57 @@ def _inline(region: affine.ForOp) -> None:
     region.erase()
 
 
-def inner_work_spreads(plan: KernelPlan, accesses: Sequence[Access]) -> bool:
+def inner_work_spreads(plan: KernelPlan, accesses: Sequence[Access], threads: int) -> bool:
     """A block per iteration of the mapped loops (their bodies run as regions, see
-    `map_per_block`) reads memory more contiguously than a thread per iteration: some loop in
+    `map_per_block`) reads memory more contiguously than a thread per iteration, or as
+    contiguously where the mapped loops run few iterations (`_few_iterations`): some loop in
     the body indexes the contiguous dimension in more accesses than the loop threadIdx.x would
-    get and runs a warp's worth of iterations or more (conv1d's 5 taps would leave 251 of 256
-    threads idle: a thread per output reads as contiguously), and the body, with its
+    get (`_better`) and runs a warp's worth of iterations or more (conv1d's 5 taps would leave
+    251 of 256 threads idle: a thread per output reads as contiguously), and the body, with its
     elements kept in registers, has a loop to spread (checked on a copy). Only untiled loops
-    qualify."""
+    qualify. `threads`: the block's."""
     if any(c.tile is not None for c in plan.chosen):
         return False
     innermost = max((c.point for c in plan.chosen), key=lambda loop: len(enclosing_loops(loop)))
     inner = [loop for op in body_ops(innermost) for loop in _loops_at(op)]
     x = plan.chosen[0].point
-    if not any(_contiguous(loop, x, accesses) and _fills_a_warp(loop) for loop in inner):
+    few = _few_iterations(plan, threads)
+    if not any(_better(loop, x, accesses, few) and _fills_a_warp(loop) for loop in inner):
         return False
     return _body_spreads(innermost)
 
 
-def _contiguous(inner: affine.ForOp, x: affine.ForOp, accesses: Sequence[Access]) -> bool:
-    """Of the accesses that change with each iteration of `inner` (the traffic), more run
-    along the contiguous dimension with `inner` than with `x`."""
+def _better(inner: affine.ForOp, x: affine.ForOp, accesses: Sequence[Access], few: bool) -> bool:
+    """Of the accesses that change with each iteration of `inner` (the traffic), more run along
+    the contiguous dimension with `inner` than with `x`; or, where the mapped loops run few
+    iterations, not fewer (mvt's column sums keep a thread per column, read along rows)."""
     moving = [a for a in accesses if inner in a.loops and _varies(a, inner)]
-    return coalescing_score(inner, moving)[0] > coalescing_score(x, moving)[0]
+    along, across = coalescing_score(inner, moving)[0], coalescing_score(x, moving)[0]
+    return along > across or (few and along == across)
+
+
+def _few_iterations(plan: KernelPlan, threads: int) -> bool:
+    """The mapped loops' bounds move with host loops around them (so `lanes_pay`, which needs
+    a constant trip count, cannot apply) and they run too few iterations for a thread each to
+    fill the GPU (a block of `threads` each still would, within FEW_FACTOR times BUSY_THREADS),
+    at most over the iterations of those host loops: nussinov's diagonals, up to 2,499 cells,
+    each a max over up to 2,499 terms. Constant and unknown sizes are not few."""
+    total = 1
+    for chosen in plan.chosen:
+        loop = chosen.point
+        if constant_trip(loop) is not None:
+            return False
+        box = band_box([*enclosing_loops(loop), loop])
+        if box is None:
+            return False
+        total *= (box[-1][1] - box[-1][0]) // step_of(loop) + 1
+    return total * threads <= BUSY_THREADS * FEW_FACTOR
+
+
+FEW_FACTOR = 8
+"""How many times BUSY_THREADS a block per iteration may ask for: blocks beyond what the GPU
+holds at once run in waves, which still beats a few thousand threads alone (2,500 x 256 threads
+is 9.5 of them)."""
 
 
 def _fills_a_warp(loop: affine.ForOp) -> bool:

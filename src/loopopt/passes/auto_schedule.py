@@ -58,6 +58,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from loopopt.analysis.box import band_box
+from loopopt.analysis.footprint import arrays_under
 from loopopt.analysis.nest import body_block, loops_in
 from loopopt.analysis.parallel import is_parallel
 from loopopt.diagnostics import LoopoptError
@@ -77,6 +78,7 @@ from loopopt.loops.nest import (
     perfect_band,
 )
 from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
+from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
 from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function, expand_scratch
 from loopopt.passes.array_snapshot import snapshot_function
@@ -230,6 +232,7 @@ class AutoSchedulePass(LoopoptPass):
                 reschedule_deep(nest)
         self.walk(ctx, op, fn.body.block, device, out)
         if self.gpu:
+            registers_in_parallel_loops(fn)
             self.run(ctx, op, only(GpuMapLoopsPass(), fn.sym_name.data))
 
     def walk(
@@ -456,6 +459,24 @@ class AutoSchedulePass(LoopoptPass):
             )
         lines.append(f"  pipeline: {choice.ranked[0][0].pipeline}")
         return lines
+
+
+def registers_in_parallel_loops(fn: func.FuncOp) -> None:
+    """Before gpu-map-loops maps what no schedule took: elements that a loop inside a parallel
+    loop reads and writes at indices invariant in it become its iter_args (scalar-replace's
+    rules, innermost loops first), so that gpu-map-loops sees the reductions it shares out
+    (nussinov's `table[i, j] = max(table[i, j], …)` over k: a block per cell, k over its
+    threads). In context, where the host loops around bound the indices that isl needs to
+    tell the element from the others the loop reads; loops with no parallel loop around them
+    (host loops) keep their memory."""
+    for loop in reversed(list(loops_in(fn))):
+        if not any(is_parallel(outer) for outer in enclosing_loops(loop)):
+            continue
+        found = [replaceable(loop, array) for array in arrays_under(loop)]
+        kept = [r for r in found if isinstance(r, Replaceable)]
+        kept = [r for r in kept if any(e.stored for e in r.elements)]
+        if kept:
+            scalar_replace(loop, kept)
 
 
 def _next_loop(op: Operation | None) -> affine.ForOp:

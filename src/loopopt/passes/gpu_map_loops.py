@@ -218,7 +218,7 @@ class _Host:
         choice = self.options.reductions
         if choice != "thread" and not self.options.block:
             if choice in ("auto", "block", "grid-atomic") and inner_work_spreads(
-                item.plan, collect_accesses(item.op)
+                item.plan, collect_accesses(item.op), self.options.region_threads
             ):
                 self.block_kernel(item)
                 return

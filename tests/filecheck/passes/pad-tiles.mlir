@@ -126,7 +126,7 @@ func.func @triangle(%C: memref<16x16xf32>, %A: memref<16x21xf32>, %B: memref<16x
 // CHECK:           %[[LO:.*]] = affine.apply affine_map<(d0) -> ((d0 + 1))> (%{{.*}})
 // CHECK-NEXT:      %[[ABOVE:.*]] = arith.cmpi sge, %[[K]], %[[LO]] : index
 // CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:      arith.select %[[ABOVE]], %[[A]], %[[ZERO]] : f32
+// CHECK-NEXT:      arith.select %[[ABOVE]], %[[A]], %[[ZERO]] {loopopt.padded} : f32
 // CHECK:           affine.if affine_set<(d0, d1) : (((d0 * -1) + d1) >= 0)>(%{{.*}}, %[[J]]) {
 // CHECK-NEXT:        affine.store
 func.func @lower_bound(%B: memref<16x20xf32>, %A: memref<16x16xf32>, %S: memref<16x20xf32>) {
@@ -186,7 +186,7 @@ func.func @overwrite(%A: memref<50x21xf32>, %B: memref<21x37xf32>, %C: memref<50
 // CHECK:         %[[E:.*]] = affine.apply affine_map<() -> (21)> ()
 // CHECK-NEXT:    %[[BELOW:.*]] = arith.cmpi slt, %[[K:.*]], %[[E]] : index
 // CHECK-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:    %{{.*}} = arith.select %[[BELOW]], %{{.*}}, %[[Z]] : f32
+// CHECK-NEXT:    %{{.*}} = arith.select %[[BELOW]], %{{.*}}, %[[Z]] {loopopt.padded} : f32
 // CHECK-NEXT:    arith.mulf
 // CHECK:         arith.cmpi slt, %[[K]], %{{.*}} : index
 // CHECK:         arith.select
