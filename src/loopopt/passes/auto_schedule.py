@@ -410,7 +410,8 @@ class AutoSchedulePass(LoopoptPass):
     ) -> tuple[func.FuncOp, bool]:
         """Apply `schedule` to the outlined nest `callee`: (the function, True); or, where one
         of its loop-level passes refuses the nest before any kernel exists (a candidate the
-        space offered wrongly), the function as it was and False, with a warning."""
+        space offered wrongly: a tile of a band that is not fully permutable), the function as
+        it was and False; `explain` says why."""
         host, kernel = split_pipeline(schedule.passes)
         if not self.gpu:
             host = [p for p in host if p.name != GPU_MAPPING]
@@ -424,10 +425,8 @@ class AutoSchedulePass(LoopoptPass):
             if launched_kernels(callee):
                 raise
             Rewriter.replace_op(callee, saved)
-            print(
-                f"warning: {self.name}: {schedule.key()} refused ({e.message}); the next candidate",
-                file=out,
-            )
+            if self.explain:  # the space offers what legality may refuse: not the user's concern
+                print(f"  {schedule.key()} refused ({e.message}); the next candidate", file=out)
             return saved, False
         saved.erase()
         for launched in launched_kernels(callee) if kernel else []:
