@@ -13,7 +13,8 @@ i64 elements, binary ops, `arith.select`, `math` ops and integer min/max, arrays
 column-major (`memref.transpose`) or dynamic-offset (`memref.cast`) layout) and a pipeline of 1–3
 loop passes (`random_pipeline`: tile, strip-mine, unroll, unroll-full, unroll-jam, interchange,
 peel, skew, promote under a loop, distribute, fuse, mark-parallel, scalar-replace,
-reduction-to-memory, loop-reschedule, hoist-invariants). loopopt
+reduction-to-memory, loop-reschedule, hoist-invariants, pad-tiles with scalar-replace and
+version-guards). loopopt
 applies the pipeline in-process as `loopopt-opt` does (its printed output, buffers hoisted as
 upstream needs them); a refusal (`LoopoptError`) is counted and proves nothing. Every applied
 case of a batch goes into one module with the original nest, a `main` that runs both on the
@@ -484,6 +485,7 @@ KINDS = (
     "demote",
     "reschedule",
     "hoist",
+    "pad",
 )
 """The pipeline steps `random_pipeline` draws from (`--kinds` narrows them)."""
 
@@ -530,6 +532,12 @@ def random_pipeline(r: random.Random, loops: list[Loop], kinds: Sequence[str] = 
             return r.choice(["hoist-invariants", "hoist-invariants{min-reuse=3}"])
         if kind == "demote":
             return r.choice(["reduction-to-memory", "reduction-to-memory{scratch}"])
+        if kind == "pad":  # padded tiles of a loop, unrolled, their guards versioned
+            return (
+                f"loop-tile{{loops={loop} tile-sizes={factor}}},pad-tiles{{loops={loop}_t,{loop}}},"
+                f"loop-unroll{{unroll-full loop={loop}}},scalar-replace{{loop={loop}_t}},"
+                f"version-guards{{loop={loop}_t}}"
+            )
         if kind == "reschedule":
             return r.choice(
                 [
