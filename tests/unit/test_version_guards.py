@@ -2,8 +2,9 @@
 
 Execution equivalence on the CPU for triangles whose reduction runs below (`k < i`, symm) or
 above (`k > i`, trmm) the diagonal, with tile sizes that do not divide the trip counts, against
-the same pipeline without versioning (bit-identical: the same ops run on the same values) and
-against the plain loops; the versioned runs and what is left alone; `_tightest`."""
+the same pipeline without versioning (bit-identical: the same ops run on the same values, or
+none where every guard fails and only zero terms would be added) and against the plain loops;
+the versioned runs, the version that runs nothing, and what is left alone; `_tightest`."""
 
 from __future__ import annotations
 
@@ -92,6 +93,10 @@ def test_one_run_per_barrier_free_stretch_and_none_without_guards() -> None:
     assert any(guard_select(op) for op in loop.body.block.ops)
     assert version_guards(loop) == 1
     assert not any(guard_select(op) for op in loop.body.block.ops)
+    (outer,) = [op for op in loop.body.block.ops if isinstance(op, affine.IfOp)]
+    (skip,) = [op for op in outer.else_region.block.ops if isinstance(op, affine.IfOp)]
+    carried = set(loop.body.block.args[1:])
+    assert set(skip.then_region.block.last_op.operands) <= carried  # runs nothing
     assert version_guards(loop) == 0  # the selects now sit inside the affine.if
     plain = parse_module(triangle(10, 4, below=True))
     assert not any(isinstance(op, arith.SelectOp) for op in plain.walk())

@@ -20,9 +20,12 @@ After:
 Each condition `%u < %v` (`%u >= %v`) is an affine form over values defined before the ops
 (affine.apply ops and constants composed in); conditions that differ only by a constant keep
 the tightest. Where the `affine.if` holds, every select would have taken its first operand, so
-both versions compute the same values (exact). Its condition may differ between the threads
-of a block; no barrier is ever inside it. Selects whose condition is not of that form stay in
-both versions.
+both versions compute the same values (exact). Where none holds and every value the ops pass
+on is a chain of terms with such a select as a factor (`x + a * b`: the accumulators of the
+tiles past the diagonal, which the bounding box runs), a third version runs nothing and passes
+the chain's start on: the terms would all be ±0, and the original loops never ran these
+iterations. The conditions may differ between the threads of a block; no barrier is ever
+inside them. Selects whose condition is not of that form stay in every version.
 """
 
 from __future__ import annotations
@@ -118,9 +121,17 @@ def _escaping(run: Sequence[Operation], block: Block) -> list[SSAValue]:
     return found
 
 
-def _version(block: Block, run: Sequence[Operation], guard: Guard, drop: set[Operation]) -> None:
+def _version(
+    block: Block,
+    run: Sequence[Operation],
+    guard: Guard,
+    drop: set[Operation],
+    skip: tuple[Guard, list[SSAValue]] | None,
+) -> None:
     """Put `run` under an affine.if on `guard`: a copy without the selects `drop` (each replaced
-    by its first operand) where it holds, the original ops elsewhere."""
+    by its first operand) where it holds, the original ops elsewhere; with `skip` (a guard and
+    the value each escaping value is where it holds), an inner affine.if on it that runs
+    nothing."""
     escaping = _escaping(run, block)
     after = run[-1].next_op
     assert after is not None  # the terminator at least
@@ -134,11 +145,16 @@ def _version(block: Block, run: Sequence[Operation], guard: Guard, drop: set[Ope
         then_block.add_op(op.clone(value_mapper=mapper))
     then_block.add_op(affine.YieldOp.get(*(mapper.get(v, v) for v in escaping)))
     _prune(then_block)
-    else_block = Block()
+    slow = Block()
     for op in run:
         op.detach()
-        else_block.add_op(op)
-    else_block.add_op(affine.YieldOp.get(*escaping))
+        slow.add_op(op)
+    slow.add_op(affine.YieldOp.get(*escaping))
+    else_block = slow
+    if skip is not None:
+        nothing = Block([affine.YieldOp.get(*skip[1])])
+        inner = new_if(skip[0], nothing, slow)
+        else_block = Block([inner, affine.YieldOp.get(*inner.results)])
     if_op = new_if(guard, then_block, else_block)
     block.insert_op_before(if_op, after)
     for value, result in zip(escaping, if_op.results, strict=True):
@@ -146,6 +162,56 @@ def _version(block: Block, run: Sequence[Operation], guard: Guard, drop: set[Ope
         for use in list(value.uses):
             if not if_op.is_ancestor(use.operation):
                 use.operation.operands[use.index] = result
+
+
+def _zero_terms(value: SSAValue, drop: set[Operation], members: set[Operation]) -> SSAValue | None:
+    """Where every select of `drop` yields 0, `value` equals the value this returns: a chain of
+    `x + p` (ops of the run, `members`) whose terms `p` are products with a factor that is such a
+    select, down to a value from outside the run; None for any other form. Adding those terms
+    adds ±0; the original program, which never ran these iterations, added nothing."""
+    while isinstance(value.owner, Operation) and value.owner in members:
+        add = value.owner
+        if not isinstance(add, arith.AddfOp | arith.AddiOp):
+            return None
+        for acc, term in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+            if _zeroed(term, drop):
+                value = acc
+                break
+        else:
+            return None
+    return value
+
+
+def _zeroed(value: SSAValue, drop: set[Operation]) -> bool:
+    """`value` is a product (a tree of multiplications) with a factor among the selects `drop`."""
+    owner = value.owner
+    if owner in drop:
+        return True
+    if isinstance(owner, arith.MulfOp | arith.MuliOp):
+        return _zeroed(owner.lhs, drop) or _zeroed(owner.rhs, drop)
+    return False
+
+
+def _skip(
+    run: Sequence[Operation],
+    block: Block,
+    conditions: Sequence[AffineExpr],
+    drop: set[Operation],
+    builder: MapBuilder,
+) -> tuple[Guard, list[SSAValue]] | None:
+    """Where every condition fails (each select of `drop` yields 0), what each escaping value of
+    `run` is without running it, when each is a chain of zero terms on a value from before the
+    run (`_zero_terms`: trmm's and symm's tiles past the diagonal); None otherwise."""
+    members = set(run)
+    before: list[SSAValue] = []
+    for value in _escaping(run, block):
+        start = _zero_terms(value, drop, members)
+        if start is None:
+            return None
+        before.append(start)
+    failing = _tightest([-c - 1 for c in conditions], len(builder.values))
+    bound = builder.build(failing)
+    return Guard(bound.map, bound.operands), before
 
 
 def _prune(block: Block) -> None:
@@ -179,7 +245,8 @@ def version_guards(loop: affine.ForOp) -> int:
                 drop.add(select)
         if not conditions:
             continue
+        skip = _skip(run, block, conditions, drop, builder)
         bound = builder.build(_tightest(conditions, len(builder.values)))
-        _version(block, run, Guard(bound.map, bound.operands), drop)
+        _version(block, run, Guard(bound.map, bound.operands), drop, skip)
         versioned += 1
     return versioned

@@ -14,10 +14,12 @@ After:   affine.for %k_t = 0 to 1000 step 8 {
 `arith.select` (a triangle's `k < i`); in the loops named `loop=` (of `func=`, or of every
 function, func.func and gpu.func), each run of body ops between barriers that holds such selects
 gets a copy without them, under an `affine.if` on all their conditions (the tightest of those
-that differ by a constant), so that the tiles off the diagonal run without them. Exact: where
-the condition holds every select takes its first operand. Run it after the body is unrolled
-(selects directly in the loop's body) and after `scalar-replace`. A loop without such selects
-is left as it is. Mechanics: `loopopt.loops.version_guards`.
+that differ by a constant), so that the tiles off the diagonal run without them; where every
+condition fails and the ops only add terms with such a select as a factor (the tiles of the
+bounding box past the diagonal), they do not run. Exact: where the condition holds every select
+takes its first operand; where all fail, the original loops ran nothing. Run it after the
+body is unrolled (selects directly in the loop's body) and after `scalar-replace`. A loop
+without such selects is left as it is. Mechanics: `loopopt.loops.version_guards`.
 """
 
 from __future__ import annotations

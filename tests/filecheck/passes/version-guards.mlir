@@ -4,7 +4,8 @@
 
 // A triangle's reduction k < i, padded to tiles of 2 (pad-tiles, loop-unroll, scalar-replace):
 // both factors of both steps are selects on k < i. Where k_t + 1 < i (the tightest of the
-// four conditions) a copy without them runs; the original ops elsewhere.
+// four conditions) a copy without them runs; where k_t >= i (none holds: every term is 0) the
+// accumulator is what it was; the original ops elsewhere.
 // CHECK-LABEL: func.func @triangle
 // CHECK:         %[[OUT:.*]] = affine.for %[[KT:.*]] = 0 to 5 step 2 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 // CHECK-NEXT:      %[[S:.*]] = affine.if affine_set<(d0, d1) : ((((d0 * -1) + d1) + -2) >= 0)>(%[[KT]], %[[I:.*]]) -> (f32) {
@@ -18,8 +19,13 @@
 // CHECK-NEXT:        %[[S1:.*]] = arith.addf %[[S0]], %[[P1]] : f32
 // CHECK-NEXT:        affine.yield %[[S1]] : f32
 // CHECK-NEXT:      } else {
-// CHECK-COUNT-4:     arith.select {{.*}} {loopopt.padded} : f32
-// CHECK:             affine.yield
+// CHECK-NEXT:        %[[R:.*]] = affine.if affine_set<(d0, d1) : ((d0 + (d1 * -1)) >= 0)>(%[[KT]], %[[I]]) -> (f32) {
+// CHECK-NEXT:          affine.yield %[[ACC]] : f32
+// CHECK-NEXT:        } else {
+// CHECK-COUNT-4:       arith.select {{.*}} {loopopt.padded} : f32
+// CHECK:               affine.yield
+// CHECK-NEXT:        }
+// CHECK-NEXT:        affine.yield %[[R]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      affine.yield %[[S]] : f32
 // CHECK-NEXT:    } {loopopt.name = "k_t"}
@@ -80,6 +86,34 @@ func.func @lower(%X: memref<8xf32>, %Y: memref<1xf32>, %i: index) {
     affine.yield %s : f32
   } {loopopt.name = "k_t"}
   affine.store %y, %Y[0] : memref<1xf32>
+  return
+}
+
+// -----
+
+// A term that no select zeroes (%y) is added too: where every guard fails the body still adds
+// something, so there is no version that runs nothing.
+// CHECK-LABEL: func.func @no_skip
+// CHECK:         affine.if affine_set<(d0, d1) : ((((d0 * -1) + d1) + -1) >= 0)>
+// CHECK-NOT:     affine.if
+// CHECK:         } else {
+// CHECK-NEXT:      affine.load
+// CHECK-NEXT:      affine.load
+// CHECK-NEXT:      affine.apply
+func.func @no_skip(%X: memref<8xf32>, %Y: memref<8xf32>, %O: memref<1xf32>, %i: index) {
+  %o0 = affine.load %O[0] : memref<1xf32>
+  %o = affine.for %kt = 0 to 8 iter_args(%acc = %o0) -> (f32) {
+    %x = affine.load %X[%kt] : memref<8xf32>
+    %y = affine.load %Y[%kt] : memref<8xf32>
+    %e = affine.apply affine_map<(d0) -> (d0)> (%i)
+    %c = arith.cmpi slt, %kt, %e : index
+    %z = arith.constant 0.000000e+00 : f32
+    %v = arith.select %c, %x, %z {loopopt.padded} : f32
+    %s = arith.addf %acc, %v : f32
+    %t = arith.addf %s, %y : f32
+    affine.yield %t : f32
+  } {loopopt.name = "k_t"}
+  affine.store %o, %O[0] : memref<1xf32>
   return
 }
 
