@@ -224,9 +224,9 @@ def expand_scratch(nest: affine.ForOp, scratch: Sequence[memref.AllocaOp]) -> bo
     alloca moves before the nest (each iteration stores the buffer before it reads it, so only
     false dependences come of that), and `automatic` expands it over the band that carries them
     (`temp2_mem_x[i, j]`). The copy-out of the last value is dropped with the alloca, which
-    nothing reads after the nest. False (and every buffer moved out, nothing expanded) when
-    some buffer is not expanded: the nest is then as good as it was only with the buffers put
-    back, which the caller does by restoring its copy."""
+    nothing reads after the nest. False when some buffer is not expanded, or is read outside
+    the band it is expanded over: the caller then restores its copy of the nest (what lies
+    between the ops around the nest: the moved allocas, the expanded buffers, the copy-outs)."""
     block = nest.parent_block()
     assert block is not None
     for alloca in scratch:
@@ -240,8 +240,11 @@ def expand_scratch(nest: affine.ForOp, scratch: Sequence[memref.AllocaOp]) -> bo
         expand(array, band, plan)
     for alloca in scratch:
         uses = [use.operation for use in alloca.memref.uses]
-        for store in uses:  # the copy-out: buffer_x[last] -> the rank-0 buffer
-            assert isinstance(store, affine.StoreOp), store.name
+        if not all(isinstance(u, affine.StoreOp) and u.memref is alloca.memref for u in uses):
+            return False  # read outside the expanded band: the caller restores the nest
+    for alloca in scratch:
+        for store in [use.operation for use in alloca.memref.uses]:  # the copy-out: x[last]
+            assert isinstance(store, affine.StoreOp)
             source = store.value.owner
             store.detach()
             store.erase()
