@@ -396,6 +396,36 @@ def test_integer_division_by_zero_in_a_kernel_is_defined(tmp_path: Path) -> None
     assert proc.stdout.strip() == "ok"
 
 
+def test_float_division_by_zero_in_a_kernel_is_numpys(tmp_path: Path) -> None:
+    """x // 0.0 and x % 0.0, where Python raises: NumPy's floor_divide and remainder (±inf,
+    NaN for 0 // 0, NaN), also for a negative zero; other divisors as Python's."""
+    proc = _python(
+        tmp_path,
+        """
+        import numpy as np, loopopt
+
+        @loopopt.kernel
+        def divide(A, B, Q, R):
+            for i in range(A.shape[0]):
+                Q[i] = A[i] // B[i]
+                R[i] = A[i] % B[i]
+
+        for dtype in (np.float32, np.float64):
+            A = np.array([-7.5, -1.0, 0.0, 3.25, 5.0, -2.0, 7.5], dtype)
+            B = np.array([0.0, 0.0, 0.0, -0.0, 2.0, -0.75, -2.0], dtype)
+            Q, R = np.ones_like(A), np.ones_like(A)
+            divide(A, B, Q, R, target="cpu")
+            with np.errstate(all="ignore"):
+                want_q, want_r = np.floor_divide(A, B), np.remainder(A, B)
+            np.testing.assert_array_equal(Q, want_q)
+            np.testing.assert_array_equal(R, want_r)
+        print("ok")
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "ok"
+
+
 def test_kernels_named_after_the_libm_functions_they_call(tmp_path: Path) -> None:
     """`def exp` calling math.exp, `def fmod` with float %: the JIT's symbols are prefixed, so the
     kernel does not take the place of libm's function (it used to call itself: segfault)."""

@@ -208,7 +208,8 @@ def _fold(
 def float_divmod(
     e: Emitter, x: SSAValue, y: SSAValue, ty: Ty, node: ast.AST
 ) -> tuple[SSAValue, SSAValue]:
-    """Python's float `x // y` and `x % y` (CPython's float_divmod, step by step)."""
+    """Python's float `x // y` and `x % y` (CPython's float_divmod, step by step); by 0,
+    where Python raises, NumPy's results (`x // 0.0` is ±inf or NaN, `x % 0.0` NaN)."""
     zero, one, half = (e.constant(c, ty, node) for c in (0.0, 1.0, 0.5))
     mod = e.value(llvm.FRemOp(x, y), node)
     div = e.value(arith.DivfOp(e.value(arith.SubfOp(x, mod), node), y), node)
@@ -227,7 +228,11 @@ def float_divmod(
     div_nonzero = e.value(arith.CmpfOp(div, zero, "une"), node)
     quotient_sign = e.value(arith.DivfOp(x, y), node)
     zero_div = e.value(mathd.CopySignOp(zero, quotient_sign), node)
-    return e.value(arith.SelectOp(div_nonzero, floor, zero_div), node), mod
+    quotient = e.value(arith.SelectOp(div_nonzero, floor, zero_div), node)
+    # y == 0, where Python raises: NumPy's floor_divide, x / y (±inf, NaN for 0 / 0); the
+    # remainder is already NaN there, as NumPy's
+    by_zero = e.value(arith.CmpfOp(y, zero, "oeq"), node)
+    return e.value(arith.SelectOp(by_zero, quotient_sign, quotient), node), mod
 
 
 def power(e: Emitter, a: Value, b: Value, ty: Ty, node: ast.AST) -> Value:
