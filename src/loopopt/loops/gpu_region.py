@@ -128,13 +128,19 @@ def keep_in_registers(region: affine.ForOp, itself: bool = False) -> None:
     over j becomes a reduction that the block can share out. `itself`: `region` is such a
     loop too."""
     for loop in reversed([region] * itself + list(loops_in(region))):
-        chosen: list[Replaceable] = []
-        for array in arrays_under(loop):
-            found = replaceable(loop, array)
-            if isinstance(found, Replaceable) and any(e.stored for e in found.elements):
-                chosen.append(found)
-        if chosen:
-            scalar_replace(loop, chosen)
+        keep_stored_elements(loop)
+
+
+def keep_stored_elements(loop: affine.ForOp) -> None:
+    """The elements `loop` reads and writes at indices invariant in it become its iter_args
+    (loops/scalar_replace; read-only ones stay loads)."""
+    chosen: list[Replaceable] = []
+    for array in arrays_under(loop):
+        found = replaceable(loop, array)
+        if isinstance(found, Replaceable) and any(e.stored for e in found.elements):
+            chosen.append(found)
+    if chosen:
+        scalar_replace(loop, chosen)
 
 
 def registers_first(ops: Sequence[Operation]) -> list[Operation]:

@@ -124,6 +124,7 @@ def _escaping(run: Sequence[Operation], block: Block) -> list[SSAValue]:
 def _version(
     block: Block,
     run: Sequence[Operation],
+    escaping: Sequence[SSAValue],
     guard: Guard,
     drop: set[Operation],
     skip: tuple[Guard, list[SSAValue]] | None,
@@ -131,8 +132,7 @@ def _version(
     """Put `run` under an affine.if on `guard`: a copy without the selects `drop` (each replaced
     by its first operand) where it holds, the original ops elsewhere; with `skip` (a guard and
     the value each escaping value is where it holds), an inner affine.if on it that runs
-    nothing."""
-    escaping = _escaping(run, block)
+    nothing. `escaping`: the values of `run` that ops after it use (`_escaping`)."""
     after = run[-1].next_op
     assert after is not None  # the terminator at least
     mapper: dict[SSAValue, SSAValue] = {}
@@ -194,7 +194,7 @@ def _zeroed(value: SSAValue, drop: set[Operation]) -> bool:
 
 def _skip(
     run: Sequence[Operation],
-    block: Block,
+    escaping: Sequence[SSAValue],
     conditions: Sequence[AffineExpr],
     drop: set[Operation],
     builder: MapBuilder,
@@ -204,7 +204,7 @@ def _skip(
     run (`_zero_terms`: trmm's and symm's tiles past the diagonal); None otherwise."""
     members = set(run)
     before: list[SSAValue] = []
-    for value in _escaping(run, block):
+    for value in escaping:
         start = _zero_terms(value, drop, members)
         if start is None:
             return None
@@ -245,8 +245,9 @@ def version_guards(loop: affine.ForOp) -> int:
                 drop.add(select)
         if not conditions:
             continue
-        skip = _skip(run, block, conditions, drop, builder)
+        escaping = _escaping(run, block)
+        skip = _skip(run, escaping, conditions, drop, builder)
         bound = builder.build(_tightest(conditions, len(builder.values)))
-        _version(block, run, Guard(bound.map, bound.operands), drop, skip)
+        _version(block, run, escaping, Guard(bound.map, bound.operands), drop, skip)
         versioned += 1
     return versioned

@@ -58,7 +58,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from loopopt.analysis.box import band_box
-from loopopt.analysis.footprint import arrays_under
 from loopopt.analysis.nest import body_block, loops_in
 from loopopt.analysis.parallel import is_parallel
 from loopopt.diagnostics import LoopoptError
@@ -70,6 +69,7 @@ from loopopt.loops.func_outline import (
     outline_nest,
 )
 from loopopt.loops.gpu_host import split_nests
+from loopopt.loops.gpu_region import keep_stored_elements
 from loopopt.loops.nest import (
     NON_AFFINE_LOOPS,
     enclosing_loops,
@@ -78,7 +78,6 @@ from loopopt.loops.nest import (
     perfect_band,
 )
 from loopopt.loops.outline import kernel_module, kernel_name, rename_kernel
-from loopopt.loops.scalar_replace import Replaceable, replaceable, scalar_replace
 from loopopt.passes import LoopoptPass
 from loopopt.passes.array_expand import expand_function, expand_scratch
 from loopopt.passes.array_snapshot import snapshot_function
@@ -462,20 +461,15 @@ class AutoSchedulePass(LoopoptPass):
 
 def registers_in_parallel_loops(fn: func.FuncOp) -> None:
     """Before gpu-map-loops maps what no schedule took: elements that a loop inside a parallel
-    loop reads and writes at indices invariant in it become its iter_args (scalar-replace's
-    rules, innermost loops first), so that gpu-map-loops sees the reductions it shares out
-    (nussinov's `table[i, j] = max(table[i, j], …)` over k: a block per cell, k over its
-    threads). In context, where the host loops around bound the indices that isl needs to
+    loop reads and writes at indices invariant in it become its iter_args
+    (`keep_stored_elements`, innermost loops first), so that gpu-map-loops sees the reductions
+    it shares out (nussinov's `table[i, j] = max(table[i, j], …)` over k: a block per cell, k
+    over its threads). In context, where the host loops around bound the indices that isl needs to
     tell the element from the others the loop reads; loops with no parallel loop around them
     (host loops) keep their memory."""
     for loop in reversed(list(loops_in(fn))):
-        if not any(is_parallel(outer) for outer in enclosing_loops(loop)):
-            continue
-        found = [replaceable(loop, array) for array in arrays_under(loop)]
-        kept = [r for r in found if isinstance(r, Replaceable)]
-        kept = [r for r in kept if any(e.stored for e in r.elements)]
-        if kept:
-            scalar_replace(loop, kept)
+        if any(is_parallel(outer) for outer in enclosing_loops(loop)):
+            keep_stored_elements(loop)
 
 
 def _next_loop(op: Operation | None) -> affine.ForOp:
